@@ -1,0 +1,492 @@
+/* evq.c: the event queue as a radix heap with a slot pool.
+ *
+ * Times map to unsigned keys (sign bit flipped, so the order is kept).  The
+ * queue remembers `last`, the key of the last popped event (the radix base),
+ * and keeps every pending entry in bucket bucket_of(key, last): 0 when
+ * key == last, otherwise 1 + the index of the highest bit in which key and
+ * last differ.  Since no key is below last, a lower bucket only holds smaller
+ * keys than a higher one.  When bucket 0 runs dry, the lowest non-empty
+ * bucket is emptied: its minimum becomes the new last and its entries are
+ * spread over the buckets below it, which are all empty at that moment.  Each
+ * entry only ever moves down, so it moves at most 64 times.
+ *
+ * FIFO among equal times needs no comparison of seq: every bucket is in
+ * increasing seq order at all times.  A push appends the largest seq so far;
+ * a spread appends a bucket's entries, in order, to buckets that were empty;
+ * sweeping out tombstones keeps the order.  So the entries equal to the new
+ * minimum reach bucket 0 in seq order, and bucket 0 is popped from the front.
+ *
+ * Bucket entries are 16 bytes (key and slot index) so that spreading streams
+ * through memory; the payload lives in a slot pool with a free list.  A slot
+ * has a generation that goes up whenever its event stops being pending, and a
+ * handle is (generation << 32 | slot index + 1), so old handles go stale.
+ * Cancelling only marks the slot dead; the entry is dropped, and the slot
+ * freed, when the entry reaches the front of bucket 0 or when a sweep runs
+ * (once tombstones outnumber live events, so memory stays O(live)).  A slot
+ * is reused only after its entry is gone: each slot has at most one entry.
+ *
+ * Invariants (evq_check): every entry in bucket bucket_of(key, last); buckets
+ * in strictly increasing seq; bit i-1 of mask set iff bucket i is non-empty;
+ * last == key_of(now_us); live and dead count the LIVE and DEAD slots. */
+#include "sim/evq.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sim/util.h"
+
+#define EVQ_NBUCKETS 65
+
+/* Slot link values; any smaller value is the next index on the free list. */
+#define SLOT_LIVE UINT32_C(0xFFFFFFFF)
+#define SLOT_DEAD UINT32_C(0xFFFFFFFE) /* cancelled; its entry is still queued */
+#define SLOT_NIL  UINT32_C(0xFFFFFFFD) /* end of the free list */
+#define EVQ_SLOTS_MAX UINT32_C(0xFFFFFFF0)
+
+/* Tombstones are swept out once there are more of them than live events and
+ * at least this many (so that small queues are not swept over and over). */
+#define EVQ_SWEEP_MIN 4096
+
+/* Emptied buckets with room for more entries than this release it. */
+#define EVQ_BUCKET_KEEP 16384
+
+#define KEY_SIGN (UINT64_C(1) << 63)
+
+struct evq_entry {
+    uint64_t key;  /* time_us with the sign bit flipped */
+    uint32_t slot; /* index into slots */
+    uint32_t unused;
+};
+
+struct evq_slot {
+    uint64_t seq;
+    uint64_t b;
+    uint32_t kind;
+    uint32_t a;
+    uint32_t gen;  /* bumped when the event stops being pending */
+    uint32_t link; /* SLOT_LIVE, SLOT_DEAD, or next free slot / SLOT_NIL */
+};
+
+struct evq_bucket {
+    struct evq_entry *v;
+    size_t len;
+    size_t cap;
+};
+
+struct evq {
+    uint64_t last;     /* key_of(now_us): the radix base */
+    uint64_t mask;     /* bit i-1 set iff bucket i (1..64) is non-empty */
+    size_t head0;      /* bucket 0 is consumed from the front: v[head0..len) */
+    struct evq_bucket bk[EVQ_NBUCKETS];
+    struct evq_slot *slots;
+    size_t nslots;     /* slots handed out so far (live, dead or free) */
+    size_t cap_slots;
+    uint32_t free_head;
+    size_t live;       /* pending events */
+    size_t dead;       /* cancelled events whose entries are still queued */
+    uint64_t next_seq;
+    int64_t now_us;
+    /* Peek cache: when min_valid, min_key is the smallest live key, it lies
+     * in the lowest non-empty bucket, and all smaller keys there are dead.
+     * Lets a pop right after a peek skip the search for the minimum.  Any
+     * cancel or pop clears it; a smaller push lowers it. */
+    uint64_t min_key;
+    int min_valid;
+};
+
+static inline uint64_t key_of(int64_t time_us)
+{
+    return (uint64_t)time_us ^ KEY_SIGN;
+}
+
+static inline int64_t time_of(uint64_t key)
+{
+    return (int64_t)(key ^ KEY_SIGN);
+}
+
+static inline unsigned bucket_of(uint64_t key, uint64_t last)
+{
+    uint64_t d = key ^ last;
+    return d ? 64u - (unsigned)__builtin_clzll(d) : 0u;
+}
+
+static inline evq_handle make_handle(uint32_t gen, uint32_t idx)
+{
+    return ((uint64_t)gen << 32) | ((uint64_t)idx + 1);
+}
+
+static void __attribute__((noinline)) bucket_grow(struct evq_bucket *bk)
+{
+    bk->v = xgrow(bk->v, sizeof *bk->v, &bk->cap, bk->len + 1);
+}
+
+static inline void bucket_append(struct evq_bucket *bk, uint64_t key, uint32_t slot)
+{
+    if (bk->len == bk->cap)
+        bucket_grow(bk);
+    struct evq_entry *e = &bk->v[bk->len++];
+    e->key = key;
+    e->slot = slot;
+    e->unused = 0;
+}
+
+static inline uint32_t slot_alloc(struct evq *q)
+{
+    uint32_t idx = q->free_head;
+    if (idx != SLOT_NIL) {
+        q->free_head = q->slots[idx].link;
+        return idx;
+    }
+    SIM_ASSERT(q->nslots < EVQ_SLOTS_MAX);
+    q->slots = xgrow(q->slots, sizeof *q->slots, &q->cap_slots, q->nslots + 1);
+    idx = (uint32_t)q->nslots++;
+    q->slots[idx].gen = 1;
+    return idx;
+}
+
+static inline void slot_release(struct evq *q, uint32_t idx)
+{
+    q->slots[idx].link = q->free_head;
+    q->free_head = idx;
+}
+
+/* Drops a queued entry whose slot was cancelled. */
+static inline void drop_dead(struct evq *q, uint32_t idx)
+{
+    SIM_ASSERT(q->slots[idx].link == SLOT_DEAD);
+    SIM_ASSERT(q->dead > 0);
+    q->dead--;
+    slot_release(q, idx);
+}
+
+/* The slot of a pending event's handle, or NULL if h is not pending. */
+static struct evq_slot *live_slot(const struct evq *q, evq_handle h)
+{
+    uint64_t lo = h & UINT32_MAX;
+    if (lo == 0 || lo > q->nslots)
+        return NULL;
+    struct evq_slot *s = &q->slots[lo - 1];
+    if (s->link != SLOT_LIVE || s->gen != (uint32_t)(h >> 32))
+        return NULL;
+    return s;
+}
+
+struct evq *evq_new(void)
+{
+    struct evq *q = xcalloc(1, sizeof *q);
+    q->free_head = SLOT_NIL;
+    q->now_us = INT64_MIN;
+    q->last = key_of(INT64_MIN);
+    return q;
+}
+
+void evq_free(struct evq *q)
+{
+    if (!q)
+        return;
+    for (int i = 0; i < EVQ_NBUCKETS; i++)
+        free(q->bk[i].v);
+    free(q->slots);
+    free(q);
+}
+
+size_t evq_size(const struct evq *q)
+{
+    return q->live;
+}
+
+int64_t evq_now(const struct evq *q)
+{
+    return q->now_us;
+}
+
+evq_handle evq_push(struct evq *q, int64_t time_us, uint32_t kind, uint32_t a, uint64_t b)
+{
+    SIM_ASSERT(time_us >= q->now_us);
+    uint32_t idx = slot_alloc(q);
+    struct evq_slot *s = &q->slots[idx];
+    s->seq = q->next_seq++;
+    s->b = b;
+    s->kind = kind;
+    s->a = a;
+    s->link = SLOT_LIVE;
+    uint64_t key = key_of(time_us);
+    unsigned j = bucket_of(key, q->last);
+    bucket_append(&q->bk[j], key, idx);
+    if (j)
+        q->mask |= UINT64_C(1) << (j - 1);
+    q->live++;
+    if (q->min_valid && key < q->min_key)
+        q->min_key = key;
+    return make_handle(s->gen, idx);
+}
+
+/* Removes every entry whose slot is dead, keeping each bucket's order.
+ * O(entries); run when tombstones outnumber live events, so amortised O(1)
+ * per cancel. */
+static void sweep(struct evq *q)
+{
+    for (unsigned i = 0; i < EVQ_NBUCKETS; i++) {
+        struct evq_bucket *bk = &q->bk[i];
+        size_t from = i == 0 ? q->head0 : 0;
+        size_t to = 0;
+        for (size_t k = from; k < bk->len; k++) {
+            struct evq_entry e = bk->v[k];
+            if (q->slots[e.slot].link == SLOT_LIVE)
+                bk->v[to++] = e;
+            else
+                drop_dead(q, e.slot);
+        }
+        bk->len = to;
+        if (i == 0)
+            q->head0 = 0;
+        else if (to == 0)
+            q->mask &= ~(UINT64_C(1) << (i - 1));
+    }
+    SIM_ASSERT(q->dead == 0);
+}
+
+/* Drops everything when no event is pending, and rebases on now_us. */
+static void clear_dead(struct evq *q)
+{
+    SIM_ASSERT(q->live == 0);
+    if (q->dead)
+        sweep(q);
+    q->last = key_of(q->now_us);
+    q->min_valid = 0;
+}
+
+int evq_cancel(struct evq *q, evq_handle h)
+{
+    struct evq_slot *s = live_slot(q, h);
+    if (!s)
+        return 0;
+    s->gen++;
+    s->link = SLOT_DEAD;
+    q->live--;
+    q->dead++;
+    q->min_valid = 0;
+    if (q->dead >= EVQ_SWEEP_MIN && q->dead > q->live)
+        sweep(q);
+    return 1;
+}
+
+evq_handle evq_reschedule(struct evq *q, evq_handle h, int64_t time_us)
+{
+    struct evq_slot *s = live_slot(q, h);
+    if (!s)
+        return 0;
+    SIM_ASSERT(time_us >= q->now_us);
+    uint32_t kind = s->kind, a = s->a;
+    uint64_t b = s->b;
+    int ok = evq_cancel(q, h);
+    SIM_ASSERT(ok);
+    return evq_push(q, time_us, kind, a, b);
+}
+
+/* Bucket 0 is used up: empties the lowest non-empty bucket into the ones
+ * below it, around its minimum as the new base.  Needs mask != 0. */
+static void refill(struct evq *q)
+{
+    SIM_ASSERT(q->mask != 0);
+    unsigned i = (unsigned)__builtin_ctzll(q->mask) + 1;
+    struct evq_bucket *bk = &q->bk[i];
+    struct evq_entry *v = bk->v;
+    size_t n = bk->len;
+    SIM_ASSERT(n > 0);
+    uint64_t m;
+    if (q->min_valid) {
+        /* Entries below the cached minimum are tombstones: dropped below. */
+        m = q->min_key;
+    } else {
+        m = v[0].key;
+        for (size_t k = 1; k < n; k++)
+            if (v[k].key < m)
+                m = v[k].key;
+    }
+    SIM_ASSERT(bucket_of(m, q->last) == i);
+    q->last = m;
+    q->mask &= ~(UINT64_C(1) << (i - 1));
+    bk->len = 0;
+    uint64_t filled = 0;
+    for (size_t k = 0; k < n; k++) {
+        uint64_t key = v[k].key;
+        if (key < m) {
+            drop_dead(q, v[k].slot);
+            continue;
+        }
+        unsigned j = bucket_of(key, m); /* < i, so the shift below is defined */
+        bucket_append(&q->bk[j], key, v[k].slot);
+        filled |= UINT64_C(1) << j;
+    }
+    q->mask |= filled >> 1;
+    SIM_ASSERT(filled & 1);
+    /* A large bucket is given back once empty: bucket peaks come at
+     * different times (the first spread empties all of bucket 64), and
+     * keeping every one of them would hold several times the live size. */
+    if (bk->cap >= EVQ_BUCKET_KEEP) {
+        free(bk->v);
+        bk->v = NULL;
+        bk->cap = 0;
+    }
+}
+
+int evq_pop(struct evq *q, struct evq_event *out)
+{
+    struct evq_bucket *b0 = &q->bk[0];
+    if (q->live == 0) {
+        clear_dead(q);
+        return 0;
+    }
+    for (;;) {
+        while (q->head0 < b0->len) {
+            struct evq_entry e = b0->v[q->head0++];
+            struct evq_slot *s = &q->slots[e.slot];
+            if (s->link != SLOT_LIVE) {
+                drop_dead(q, e.slot);
+                continue;
+            }
+            if (q->head0 == b0->len)
+                q->head0 = b0->len = 0;
+            out->time_us = time_of(e.key);
+            out->seq = s->seq;
+            out->kind = s->kind;
+            out->a = s->a;
+            out->b = s->b;
+            s->gen++;
+            slot_release(q, e.slot);
+            q->live--;
+            q->now_us = out->time_us;
+            q->min_valid = 0;
+            return 1;
+        }
+        q->head0 = b0->len = 0;
+        refill(q);
+    }
+}
+
+int64_t evq_peek_time(struct evq *q)
+{
+    if (q->live == 0) {
+        clear_dead(q);
+        return INT64_MAX;
+    }
+    struct evq_bucket *b0 = &q->bk[0];
+    while (q->head0 < b0->len) {
+        struct evq_entry e = b0->v[q->head0];
+        if (q->slots[e.slot].link == SLOT_LIVE)
+            return time_of(e.key);
+        drop_dead(q, e.slot);
+        q->head0++;
+    }
+    q->head0 = b0->len = 0;
+    if (q->min_valid)
+        return time_of(q->min_key);
+    for (;;) {
+        SIM_ASSERT(q->mask != 0);
+        unsigned i = (unsigned)__builtin_ctzll(q->mask) + 1;
+        struct evq_bucket *bk = &q->bk[i];
+        uint64_t best = 0;
+        int found = 0;
+        for (size_t k = 0; k < bk->len; k++) {
+            uint64_t key = bk->v[k].key;
+            if ((!found || key < best) && q->slots[bk->v[k].slot].link == SLOT_LIVE) {
+                best = key;
+                found = 1;
+            }
+        }
+        if (found) {
+            q->min_key = best;
+            q->min_valid = 1;
+            return time_of(best);
+        }
+        /* Only tombstones here: drop them and look one bucket up. */
+        for (size_t k = 0; k < bk->len; k++)
+            drop_dead(q, bk->v[k].slot);
+        bk->len = 0;
+        q->mask &= ~(UINT64_C(1) << (i - 1));
+    }
+}
+
+#define CHECK(c)                                                                     \
+    do {                                                                             \
+        if (!(c)) {                                                                  \
+            fprintf(stderr, "evq_check: %s:%d: invariant broken: %s\n", __FILE__,    \
+                    __LINE__, #c);                                                   \
+            goto fail;                                                               \
+        }                                                                            \
+    } while (0)
+
+int evq_check(const struct evq *q)
+{
+    unsigned char *seen = xcalloc(q->nslots ? q->nslots : 1, 1);
+    size_t nlive = 0, ndead = 0, nfree = 0, entries = 0;
+    uint64_t live_min = 0;
+    int have_live = 0;
+    unsigned lowest = EVQ_NBUCKETS;
+
+    CHECK(q->last == key_of(q->now_us));
+    CHECK(q->head0 <= q->bk[0].len);
+    CHECK(q->nslots <= q->cap_slots);
+    for (unsigned i = 0; i < EVQ_NBUCKETS; i++) {
+        const struct evq_bucket *bk = &q->bk[i];
+        size_t from = i == 0 ? q->head0 : 0;
+        CHECK(bk->len <= bk->cap);
+        if (i > 0)
+            CHECK(((q->mask >> (i - 1)) & 1) == (bk->len > 0));
+        if (bk->len > from && lowest == EVQ_NBUCKETS)
+            lowest = i;
+        uint64_t prev_seq = 0;
+        for (size_t k = from; k < bk->len; k++) {
+            const struct evq_entry *e = &bk->v[k];
+            CHECK(bucket_of(e->key, q->last) == i);
+            CHECK(e->slot < q->nslots);
+            CHECK(!seen[e->slot]);
+            seen[e->slot] = 1;
+            const struct evq_slot *s = &q->slots[e->slot];
+            CHECK(s->link == SLOT_LIVE || s->link == SLOT_DEAD);
+            CHECK(s->seq < q->next_seq);
+            CHECK(k == from || s->seq > prev_seq);
+            prev_seq = s->seq;
+            if (s->link == SLOT_LIVE && (!have_live || e->key < live_min)) {
+                live_min = e->key;
+                have_live = 1;
+            }
+            entries++;
+        }
+    }
+    for (size_t k = 0; k < q->nslots; k++) {
+        const struct evq_slot *s = &q->slots[k];
+        if (s->link == SLOT_LIVE) {
+            CHECK(seen[k]);
+            nlive++;
+        } else if (s->link == SLOT_DEAD) {
+            CHECK(seen[k]);
+            ndead++;
+        } else {
+            CHECK(!seen[k]);
+        }
+    }
+    for (uint32_t f = q->free_head; f != SLOT_NIL; f = q->slots[f].link) {
+        CHECK(f < q->nslots);
+        CHECK(!seen[f]);
+        seen[f] = 2;
+        nfree++;
+        CHECK(nfree <= q->nslots);
+    }
+    CHECK(nlive == q->live);
+    CHECK(ndead == q->dead);
+    CHECK(entries == nlive + ndead);
+    CHECK(nlive + ndead + nfree == q->nslots);
+    if (q->min_valid) {
+        CHECK(have_live);
+        CHECK(q->min_key == live_min);
+        CHECK(lowest == bucket_of(live_min, q->last));
+    }
+    free(seen);
+    return 1;
+fail:
+    free(seen);
+    return 0;
+}

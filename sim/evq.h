@@ -1,0 +1,83 @@
+/* evq.h: the engine's event queue.
+ *
+ * A priority queue of timed events ordered by (time_us, seq), where seq is
+ * the insertion sequence number the queue assigns: events at the same
+ * microsecond come out in the order they were pushed (FIFO).  Time is
+ * monotone: no push may be earlier than the last popped event (evq_now), and
+ * a push that is earlier is a broken invariant that exits via SIM_ASSERT.
+ *
+ * Events are addressed by handles for cancel and reschedule.  A handle stays
+ * valid while its event is pending; once the event is popped, cancelled or
+ * rescheduled, the handle is stale for good (generation counters), and every
+ * call given a stale handle is a harmless no-op that reports 0.
+ *
+ * Costs, n = pending events: push O(1); cancel and reschedule O(1) amortised
+ * (they may trigger a sweep of tombstones); pop O(1)
+ * amortised plus the moves of a radix heap, at most 64 per event over its
+ * life and in practice roughly log2(delay / typical gap between pops); peek
+ * O(1) when the earliest event is already known, otherwise one scan of the
+ * smallest non-empty bucket (cached until the next pop or cancel).  Memory
+ * O(n): cancelled events linger as tombstones until popped, but are swept
+ * out whenever they outnumber the live ones.  Generations are 32 bits: a
+ * stale handle could alias a pending event only after 2^32 reuses of one
+ * slot.
+ *
+ * Ownership: the queue owns all its memory; evq_free releases it.  The queue
+ * is not thread safe. */
+#ifndef SIM_EVQ_H
+#define SIM_EVQ_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+typedef uint64_t evq_handle; /* 0 is never a valid handle */
+
+struct evq_event {
+    int64_t time_us;
+    uint64_t seq;  /* insertion sequence number; unique, increasing */
+    uint32_t kind; /* kind, a, b: opaque payload for the engine */
+    uint32_t a;
+    uint64_t b;
+};
+
+struct evq; /* opaque */
+
+/* A new, empty queue with evq_now() == INT64_MIN.  Never returns NULL. */
+struct evq *evq_new(void);
+/* Frees q and everything in it; q may be NULL. */
+void evq_free(struct evq *q);
+
+/* Schedules an event at time_us (>= evq_now(q), asserted) with the given
+ * payload and returns its handle (never 0). */
+evq_handle evq_push(struct evq *q, int64_t time_us, uint32_t kind, uint32_t a, uint64_t b);
+
+/* Cancels a pending event: 1 if it was pending and is now cancelled, 0 if h
+ * was already popped, cancelled, rescheduled, or is not a handle of q. */
+int evq_cancel(struct evq *q, evq_handle h);
+
+/* Moves a pending event to time_us (>= evq_now(q), asserted): a cancel plus
+ * a push of the same payload, so the event gets a new seq and goes behind
+ * everything already at time_us.  Returns the new handle (h turns stale), or
+ * 0 if h was not pending (then nothing changes). */
+evq_handle evq_reschedule(struct evq *q, evq_handle h, int64_t time_us);
+
+/* Removes the earliest pending event, copies it to *out and returns 1, and
+ * evq_now(q) becomes its time; returns 0 (and leaves *out alone) if no
+ * event is pending. */
+int evq_pop(struct evq *q, struct evq_event *out);
+
+/* The time of the earliest pending event, or INT64_MAX if none.  Does not
+ * advance evq_now; non-const because it may sweep out tombstones. */
+int64_t evq_peek_time(struct evq *q);
+
+/* The number of pending (not cancelled) events; exact. */
+size_t evq_size(const struct evq *q);
+
+/* The time of the last popped event, INT64_MIN before the first pop. */
+int64_t evq_now(const struct evq *q);
+
+/* Checks every internal invariant in O(n + slots); returns 1 if consistent,
+ * 0 (after printing the first broken one to stderr) if not.  For tests. */
+int evq_check(const struct evq *q);
+
+#endif

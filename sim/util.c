@@ -1,0 +1,106 @@
+/* util.c: see util.h. */
+#include "sim/util.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static _Noreturn void oom(size_t n)
+{
+    fprintf(stderr, "simrun: internal error: out of memory (%zu bytes)\n", n);
+    exit(3);
+}
+
+void *xmalloc(size_t n)
+{
+    void *p = malloc(n ? n : 1);
+    if (!p)
+        oom(n);
+    return p;
+}
+
+void *xcalloc(size_t count, size_t size)
+{
+    void *p = calloc(count ? count : 1, size ? size : 1);
+    if (!p)
+        oom(count * size);
+    return p;
+}
+
+void *xrealloc(void *p, size_t n)
+{
+    void *q = realloc(p, n ? n : 1);
+    if (!q)
+        oom(n);
+    return q;
+}
+
+char *xstrdup(const char *s)
+{
+    size_t n = strlen(s) + 1;
+    char *d = xmalloc(n);
+    memcpy(d, s, n);
+    return d;
+}
+
+void *xgrow(void *p, size_t elem, size_t *cap, size_t need)
+{
+    if (need <= *cap)
+        return p;
+    size_t c = *cap ? *cap : 8;
+    while (c < need) {
+        if (c > SIZE_MAX / 2 / elem)
+            oom(SIZE_MAX);
+        c *= 2;
+    }
+    *cap = c;
+    return xrealloc(p, c * elem);
+}
+
+_Noreturn void sim_bug(const char *file, int line, const char *what)
+{
+    fprintf(stderr, "simrun: internal error: %s:%d: assertion failed: %s\n", file, line, what);
+    exit(3);
+}
+
+void sim_fmt_dur(int64_t us, char *buf, size_t n)
+{
+    const char *sign = "";
+    uint64_t u = (uint64_t)us;
+    if (us < 0) {
+        sign = "-";
+        u = (uint64_t)0 - (uint64_t)us;
+    }
+    uint64_t d = u / (uint64_t)US_PER_DAY, rem = u % (uint64_t)US_PER_DAY;
+    uint64_t h = rem / (uint64_t)US_PER_H, m = rem / (uint64_t)US_PER_MIN % 60, s = rem / (uint64_t)US_PER_S % 60;
+    uint64_t f = rem % (uint64_t)US_PER_S;
+    if (u == 0) {
+        snprintf(buf, n, "0");
+    } else if (u < (uint64_t)US_PER_S && u % (uint64_t)US_PER_MS == 0) {
+        snprintf(buf, n, "%s%llums", sign, (unsigned long long)(u / (uint64_t)US_PER_MS));
+    } else if (u < (uint64_t)US_PER_MS) {
+        snprintf(buf, n, "%s%lluus", sign, (unsigned long long)u);
+    } else {
+        char frac[16] = "";
+        if (f % 1000 == 0 && f)
+            snprintf(frac, sizeof frac, ".%03llu", (unsigned long long)(f / 1000));
+        else if (f)
+            snprintf(frac, sizeof frac, ".%06llu", (unsigned long long)f);
+        if (d)
+            snprintf(buf, n, "%s%llud%02llu:%02llu:%02llu%s", sign, (unsigned long long)d, (unsigned long long)h,
+                     (unsigned long long)m, (unsigned long long)s, frac);
+        else
+            snprintf(buf, n, "%s%02llu:%02llu:%02llu%s", sign, (unsigned long long)h, (unsigned long long)m,
+                     (unsigned long long)s, frac);
+    }
+}
+
+uint64_t sim_fnv(uint64_t h, const void *p, size_t n)
+{
+    const unsigned char *b = p;
+    for (size_t i = 0; i < n; i++) {
+        h ^= b[i];
+        h *= UINT64_C(0x100000001b3);
+    }
+    return h;
+}

@@ -1,0 +1,40 @@
+/* util.h: allocation that cannot fail silently, and small shared helpers.
+ *
+ * simrun bounds every input (see the limits in scenario.h), so running out of
+ * memory is an internal error: the x* allocators print one line and exit 3
+ * rather than return NULL into code that cannot use it. */
+#ifndef SIM_UTIL_H
+#define SIM_UTIL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define SIM_NEVER INT64_MAX /* a time that never comes */
+
+#define US_PER_MS INT64_C(1000)
+#define US_PER_S  INT64_C(1000000)
+#define US_PER_MIN (INT64_C(60) * US_PER_S)
+#define US_PER_H  (INT64_C(60) * US_PER_MIN)
+#define US_PER_DAY (INT64_C(24) * US_PER_H)
+
+void *xmalloc(size_t n);
+void *xcalloc(size_t count, size_t size);
+void *xrealloc(void *p, size_t n);
+char *xstrdup(const char *s);
+/* Grows *p (an array of elem-sized items with capacity *cap) to hold at
+ * least need items, doubling; returns *p. */
+void *xgrow(void *p, size_t elem, size_t *cap, size_t need);
+
+/* Exits with status 3 after printing "simrun: internal error: ..." to stderr.
+ * For broken invariants that must not be survived in any build. */
+_Noreturn void sim_bug(const char *file, int line, const char *what);
+#define SIM_ASSERT(c) ((c) ? (void)0 : sim_bug(__FILE__, __LINE__, #c))
+
+/* Formats a duration in microseconds compactly and exactly: "0", "250ms",
+ * "1d02:00:00", "1d02:00:00.000250".  Negative values get a '-'. */
+void sim_fmt_dur(int64_t us, char *buf, size_t n);
+/* 64-bit FNV-1a over bytes, continuing from h (start with SIM_FNV_INIT). */
+#define SIM_FNV_INIT UINT64_C(0xcbf29ce484222325)
+uint64_t sim_fnv(uint64_t h, const void *p, size_t n);
+
+#endif

@@ -1,0 +1,604 @@
+/* test_evq.c: the event queue against a sorted-array model.
+ *
+ * The model keeps pending events sorted by (time, seq) and numbers pushes the
+ * way the queue must; long random runs of push, pop, peek, cancel (of live,
+ * stale and forged handles) and reschedule, with many equal times and huge
+ * jumps, must agree with it on every result, and evq_check must hold after
+ * every batch.  Directed tests cover the empty queue, FIFO ties, stale
+ * handles, tombstone sweeps, the time-goes-back assertion, and a 1e6-event
+ * stress (1e5 under the sanitizers). */
+#include <inttypes.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "sim/evq.h"
+#include "sim/util.h"
+
+#if defined(__SANITIZE_ADDRESS__)
+#define STRESS_N 100000
+#define PROP_OPS 40000
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define STRESS_N 100000
+#define PROP_OPS 40000
+#endif
+#endif
+#ifndef STRESS_N
+#define STRESS_N 1000000
+#define PROP_OPS 200000
+#endif
+
+#define EXPECT_I64(got, want, ctx)                                                       \
+    do {                                                                                 \
+        int64_t got_ = (got), want_ = (want);                                            \
+        if (got_ != want_)                                                               \
+            fail_msg("%s: %s = %" PRId64 ", expected %" PRId64, (ctx), #got, got_, want_); \
+    } while (0)
+
+#define EXPECT_U64(got, want, ctx)                                                       \
+    do {                                                                                 \
+        uint64_t got_ = (got), want_ = (want);                                           \
+        if (got_ != want_)                                                               \
+            fail_msg("%s: %s = %" PRIu64 ", expected %" PRIu64, (ctx), #got, got_, want_); \
+    } while (0)
+
+static uint64_t rng_next(uint64_t *s)
+{
+    uint64_t z = (*s += UINT64_C(0x9E3779B97F4A7C15));
+    z = (z ^ (z >> 30)) * UINT64_C(0xBF58476D1CE4E5B9);
+    z = (z ^ (z >> 27)) * UINT64_C(0x94D049BB133111EB);
+    return z ^ (z >> 31);
+}
+
+static uint64_t rng_below(uint64_t *s, uint64_t n)
+{
+    return rng_next(s) % n;
+}
+
+/* ---- the model: pending events sorted by (time, seq) ---- */
+
+struct mrec {
+    int64_t time_us;
+    uint64_t seq;
+    evq_handle h;
+    uint32_t kind;
+    uint32_t a;
+    uint64_t b;
+};
+
+struct model {
+    struct mrec *v;
+    size_t n, cap;
+    uint64_t next_seq;
+    int64_t now_us;
+    evq_handle *stale; /* handles that must never work again */
+    size_t nstale, cap_stale;
+};
+
+static void model_init(struct model *m)
+{
+    memset(m, 0, sizeof *m);
+    m->now_us = INT64_MIN;
+}
+
+static void model_release(struct model *m)
+{
+    free(m->v);
+    free(m->stale);
+}
+
+static void model_retire(struct model *m, evq_handle h)
+{
+    m->stale = xgrow(m->stale, sizeof *m->stale, &m->cap_stale, m->nstale + 1);
+    m->stale[m->nstale++] = h;
+}
+
+static void model_insert(struct model *m, struct mrec r)
+{
+    size_t lo = 0, hi = m->n;
+    while (lo < hi) { /* first element after (time, seq) */
+        size_t mid = lo + (hi - lo) / 2;
+        const struct mrec *x = &m->v[mid];
+        if (x->time_us < r.time_us || (x->time_us == r.time_us && x->seq < r.seq))
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    m->v = xgrow(m->v, sizeof *m->v, &m->cap, m->n + 1);
+    memmove(&m->v[lo + 1], &m->v[lo], (m->n - lo) * sizeof *m->v);
+    m->v[lo] = r;
+    m->n++;
+}
+
+static struct mrec model_remove(struct model *m, size_t i)
+{
+    struct mrec r = m->v[i];
+    memmove(&m->v[i], &m->v[i + 1], (m->n - i - 1) * sizeof *m->v);
+    m->n--;
+    return r;
+}
+
+static long model_find(const struct model *m, evq_handle h)
+{
+    for (size_t i = 0; i < m->n; i++)
+        if (m->v[i].h == h)
+            return (long)i;
+    return -1;
+}
+
+/* ---- operations applied to both ---- */
+
+static void do_push(struct evq *q, struct model *m, int64_t t, uint64_t *rng)
+{
+    struct mrec r = { .time_us = t, .seq = m->next_seq++ };
+    r.kind = (uint32_t)rng_next(rng);
+    r.a = (uint32_t)rng_next(rng);
+    r.b = rng_next(rng);
+    r.h = evq_push(q, t, r.kind, r.a, r.b);
+    assert_true(r.h != 0);
+    model_insert(m, r);
+}
+
+static void do_pop(struct evq *q, struct model *m, const char *ctx)
+{
+    struct evq_event ev;
+    memset(&ev, 0xA5, sizeof ev);
+    int got = evq_pop(q, &ev);
+    if (m->n == 0) {
+        assert_int_equal(got, 0);
+        unsigned char untouched[sizeof ev];
+        memset(untouched, 0xA5, sizeof untouched);
+        assert_memory_equal(&ev, untouched, sizeof ev);
+        EXPECT_I64(evq_now(q), m->now_us, ctx);
+        return;
+    }
+    assert_int_equal(got, 1);
+    struct mrec r = model_remove(m, 0);
+    EXPECT_I64(ev.time_us, r.time_us, ctx);
+    EXPECT_U64(ev.seq, r.seq, ctx);
+    EXPECT_U64(ev.kind, r.kind, ctx);
+    EXPECT_U64(ev.a, r.a, ctx);
+    EXPECT_U64(ev.b, r.b, ctx);
+    m->now_us = r.time_us;
+    EXPECT_I64(evq_now(q), m->now_us, ctx);
+    model_retire(m, r.h);
+}
+
+static void do_cancel_live(struct evq *q, struct model *m, uint64_t *rng, const char *ctx)
+{
+    if (m->n == 0)
+        return;
+    size_t i = (size_t)rng_below(rng, m->n);
+    struct mrec r = model_remove(m, i);
+    EXPECT_I64(evq_cancel(q, r.h), 1, ctx);
+    EXPECT_I64(evq_cancel(q, r.h), 0, ctx);
+    model_retire(m, r.h);
+}
+
+static void do_reschedule(struct evq *q, struct model *m, int64_t t, uint64_t *rng,
+                          const char *ctx)
+{
+    if (m->n == 0)
+        return;
+    size_t i = (size_t)rng_below(rng, m->n);
+    struct mrec r = model_remove(m, i);
+    evq_handle nh = evq_reschedule(q, r.h, t);
+    assert_true(nh != 0);
+    assert_true(nh != r.h);
+    EXPECT_I64(evq_cancel(q, r.h), 0, ctx);
+    model_retire(m, r.h);
+    r.h = nh;
+    r.time_us = t;
+    r.seq = m->next_seq++;
+    model_insert(m, r);
+}
+
+/* A handle that was retired, or a forged variant of one: must do nothing
+ * unless it happens to equal a pending handle. */
+static void do_bad_handle(struct evq *q, struct model *m, uint64_t *rng, const char *ctx)
+{
+    evq_handle h;
+    uint64_t pick = rng_below(rng, 4);
+    if (pick == 0 || m->nstale == 0)
+        h = rng_next(rng) >> rng_below(rng, 64);
+    else
+        h = m->stale[rng_below(rng, m->nstale)];
+    if (pick == 3)
+        h ^= UINT64_C(1) << rng_below(rng, 64);
+    long i = model_find(m, h);
+    if (i >= 0) {
+        assert_true(pick != 1 && pick != 2); /* a retired handle came back to life */
+        return;
+    }
+    size_t before = evq_size(q);
+    if (rng_below(rng, 2)) {
+        EXPECT_I64(evq_cancel(q, h), 0, ctx);
+    } else {
+        int64_t t = m->now_us == INT64_MIN ? 0 : m->now_us;
+        EXPECT_U64(evq_reschedule(q, h, t), 0, ctx);
+    }
+    EXPECT_U64(evq_size(q), before, ctx);
+}
+
+/* A time >= now: exact ties, near ties, ordinary gaps, and rare huge jumps. */
+static int64_t pick_time(const struct model *m, int64_t base, uint64_t *rng)
+{
+    int64_t now = m->now_us > base ? m->now_us : base;
+    uint64_t r = rng_below(rng, 100);
+    int64_t off;
+    if (r < 20)
+        off = 0;
+    else if (r < 45)
+        off = (int64_t)rng_below(rng, 4);
+    else if (r < 75)
+        off = (int64_t)rng_below(rng, 1000);
+    else if (r < 98)
+        off = (int64_t)rng_below(rng, UINT64_C(1) << (rng_below(rng, 40) + 1));
+    else
+        off = INT64_MAX / 2 - (int64_t)rng_below(rng, 3);
+    if (now > 0 && off > INT64_MAX - now)
+        off = (INT64_MAX - now) / 2; /* approach the end of time, slowly */
+    return now + off;
+}
+
+static void check_peek(struct evq *q, const struct model *m, const char *ctx)
+{
+    int64_t want = m->n ? m->v[0].time_us : INT64_MAX;
+    EXPECT_I64(evq_peek_time(q), want, ctx);
+}
+
+static void run_episode(uint64_t seed, int64_t base, size_t ops)
+{
+    uint64_t rng = seed;
+    struct evq *q = evq_new();
+    struct model m;
+    model_init(&m);
+    char ctx[96];
+    /* Phases lean towards growing or shrinking, so sizes sweep up and down;
+     * the size is kept near a few thousand so that the model stays cheap. */
+    unsigned push_pct = 45;
+    for (size_t op = 0; op < ops; op++) {
+        snprintf(ctx, sizeof ctx, "seed %" PRIu64 " op %zu size %zu", seed, op, m.n);
+        if (op % 1500 == 0)
+            push_pct = m.n > 2500 ? 20 : rng_below(&rng, 2) ? 45 : 20;
+        unsigned r = (unsigned)rng_below(&rng, 100);
+        if (r < 1) {
+            /* a burst at one instant, for long FIFO runs */
+            int64_t t = pick_time(&m, base, &rng);
+            for (int k = 0; k < 8; k++)
+                do_push(q, &m, t, &rng);
+        } else if ((r -= 1) < push_pct) {
+            do_push(q, &m, pick_time(&m, base, &rng), &rng);
+        } else if ((r -= push_pct) < 8) {
+            do_reschedule(q, &m, pick_time(&m, base, &rng), &rng, ctx);
+        } else if ((r -= 8) < 6) {
+            do_cancel_live(q, &m, &rng, ctx);
+        } else if ((r -= 6) < 6) {
+            do_bad_handle(q, &m, &rng, ctx);
+        } else if ((r -= 6) < 8) {
+            check_peek(q, &m, ctx);
+            if (rng_below(&rng, 2))
+                do_push(q, &m, pick_time(&m, base, &rng), &rng);
+        } else {
+            do_pop(q, &m, ctx);
+        }
+        EXPECT_U64(evq_size(q), m.n, ctx);
+        if (op % 64 == 63 && !evq_check(q))
+            fail_msg("%s: evq_check failed", ctx);
+    }
+    while (m.n) {
+        snprintf(ctx, sizeof ctx, "seed %" PRIu64 " drain size %zu", seed, m.n);
+        if (rng_below(&rng, 3) == 0)
+            check_peek(q, &m, ctx);
+        do_pop(q, &m, ctx);
+    }
+    do_pop(q, &m, "after drain");
+    assert_true(evq_check(q));
+    EXPECT_I64(evq_peek_time(q), INT64_MAX, "after drain");
+    model_release(&m);
+    evq_free(q);
+}
+
+static void test_property(void **state)
+{
+    static const int64_t bases[] = { INT64_MIN, -INT64_MAX / 2, -5, 0, 1000000,
+                                     INT64_MAX / 4 };
+    for (uint64_t s = 0; s < 12; s++)
+        run_episode(s * 7919 + 1, bases[s % 6], PROP_OPS / 4 + (size_t)(s % 4) * PROP_OPS / 4);
+}
+
+static void test_empty(void **state)
+{
+    struct evq *q = evq_new();
+    struct evq_event ev = { .time_us = 42, .seq = 7 };
+    assert_int_equal(evq_size(q), 0);
+    EXPECT_I64(evq_now(q), INT64_MIN, "new");
+    EXPECT_I64(evq_peek_time(q), INT64_MAX, "new");
+    assert_int_equal(evq_pop(q, &ev), 0);
+    EXPECT_I64(ev.time_us, 42, "pop on empty leaves out alone");
+    EXPECT_U64(ev.seq, 7, "pop on empty leaves out alone");
+    assert_int_equal(evq_cancel(q, 0), 0);
+    assert_int_equal(evq_cancel(q, 1), 0);
+    assert_int_equal(evq_cancel(q, UINT64_MAX), 0);
+    assert_int_equal(evq_reschedule(q, 0, 5), 0);
+    assert_int_equal(evq_reschedule(q, UINT64_C(1) << 32 | 1, 5), 0);
+    assert_true(evq_check(q));
+
+    /* the very first push may be at INT64_MIN, and at INT64_MAX */
+    evq_handle h1 = evq_push(q, INT64_MAX, 1, 0, 0);
+    evq_handle h2 = evq_push(q, INT64_MIN, 2, 0, 0);
+    assert_true(h1 && h2 && h1 != h2);
+    assert_int_equal(evq_size(q), 2);
+    assert_true(evq_check(q));
+    assert_int_equal(evq_pop(q, &ev), 1);
+    EXPECT_I64(ev.time_us, INT64_MIN, "min");
+    assert_int_equal(ev.kind, 2);
+    EXPECT_I64(evq_now(q), INT64_MIN, "min");
+    assert_int_equal(evq_pop(q, &ev), 1);
+    EXPECT_I64(ev.time_us, INT64_MAX, "max");
+    EXPECT_I64(evq_now(q), INT64_MAX, "max");
+    assert_int_equal(evq_pop(q, &ev), 0);
+    EXPECT_I64(evq_now(q), INT64_MAX, "empty keeps now");
+    assert_true(evq_check(q));
+    evq_free(q);
+    evq_free(NULL);
+}
+
+static void test_fifo_ties(void **state)
+{
+    struct evq *q = evq_new();
+    struct evq_event ev;
+    /* interleave three instants; each must come out in push order */
+    for (uint32_t i = 0; i < 300; i++)
+        evq_push(q, 1000 + (int64_t)(i % 3) * 7, i, 0, 0);
+    for (uint32_t i = 0; i < 300; i++) {
+        assert_int_equal(evq_pop(q, &ev), 1);
+        uint32_t want = (i / 100) + 3 * (i % 100);
+        assert_int_equal(ev.kind, want);
+        EXPECT_U64(ev.seq, want, "seq is the push number");
+        /* pushes at the current instant go behind what is already there */
+        if (i == 50)
+            for (uint32_t k = 0; k < 5; k++)
+                evq_push(q, 1000, 1000 + k, 0, 0);
+        if (i == 99) {
+            for (uint32_t k = 0; k < 5; k++) {
+                assert_int_equal(evq_pop(q, &ev), 1);
+                assert_int_equal(ev.kind, 1000 + k);
+            }
+        }
+    }
+    assert_int_equal(evq_pop(q, &ev), 0);
+    assert_true(evq_check(q));
+    evq_free(q);
+}
+
+static void test_stale_handles(void **state)
+{
+    struct evq *q = evq_new();
+    struct evq_event ev;
+    evq_handle a = evq_push(q, 10, 1, 11, 111);
+    evq_handle b = evq_push(q, 20, 2, 22, 222);
+    assert_int_equal(evq_pop(q, &ev), 1);
+    assert_int_equal(ev.kind, 1);
+    assert_int_equal(evq_cancel(q, a), 0); /* popped */
+    assert_int_equal(evq_reschedule(q, a, 30), 0);
+    evq_handle c = evq_push(q, 15, 3, 33, 333); /* likely reuses a's slot */
+    assert_true(c != a);
+    assert_int_equal(evq_cancel(q, a), 0);
+    assert_int_equal(evq_cancel(q, c), 1);
+    assert_int_equal(evq_cancel(q, c), 0); /* cancelled */
+    evq_handle b2 = evq_reschedule(q, b, 12);
+    assert_true(b2 != 0 && b2 != b);
+    assert_int_equal(evq_cancel(q, b), 0); /* rescheduled away */
+    assert_int_equal(evq_reschedule(q, b, 50), 0);
+    assert_int_equal(evq_size(q), 1);
+    assert_true(evq_check(q));
+    assert_int_equal(evq_pop(q, &ev), 1);
+    EXPECT_I64(ev.time_us, 12, "rescheduled");
+    assert_int_equal(ev.kind, 2);
+    assert_int_equal(ev.a, 22);
+    EXPECT_U64(ev.b, 222, "payload kept");
+    EXPECT_U64(ev.seq, 3, "a reschedule is a new push");
+    assert_int_equal(evq_cancel(q, b2), 0);
+    assert_int_equal(evq_pop(q, &ev), 0);
+    assert_true(evq_check(q));
+    evq_free(q);
+}
+
+/* Peek finds the minimum without moving time; a push below it afterwards is
+ * legal, and a cancelled smaller entry sitting beside the minimum is dropped
+ * on the way. */
+static void test_peek_then_push(void **state)
+{
+    struct evq *q = evq_new();
+    struct evq_event ev;
+    evq_push(q, 0, 0, 0, 0);
+    assert_int_equal(evq_pop(q, &ev), 1);
+    evq_handle d = evq_push(q, 1000, 1, 0, 0);
+    evq_push(q, 1001, 2, 0, 0);
+    evq_push(q, 900000, 3, 0, 0);
+    assert_int_equal(evq_cancel(q, d), 1);
+    EXPECT_I64(evq_peek_time(q), 1001, "peek past a tombstone");
+    EXPECT_I64(evq_now(q), 0, "peek keeps now");
+    assert_true(evq_check(q));
+    evq_push(q, 1002, 4, 0, 0);
+    EXPECT_I64(evq_peek_time(q), 1001, "peek again");
+    assert_true(evq_check(q));
+    assert_int_equal(evq_pop(q, &ev), 1);
+    assert_int_equal(ev.kind, 2);
+    assert_true(evq_check(q));
+
+    /* now = 1001: peek, then push below the peeked minimum */
+    evq_push(q, 5000, 5, 0, 0);
+    evq_push(q, 6000, 6, 0, 0);
+    assert_int_equal(evq_pop(q, &ev), 1);
+    assert_int_equal(ev.kind, 4); /* 1002 */
+    EXPECT_I64(evq_peek_time(q), 5000, "peek");
+    evq_push(q, 1500, 7, 0, 0);
+    EXPECT_I64(evq_peek_time(q), 1500, "peek after a smaller push");
+    evq_push(q, 1002, 8, 0, 0); /* at now */
+    EXPECT_I64(evq_peek_time(q), 1002, "peek after a push at now");
+    assert_true(evq_check(q));
+    static const uint32_t want[] = { 8, 7, 5, 6, 3 };
+    for (size_t i = 0; i < 5; i++) {
+        assert_int_equal(evq_pop(q, &ev), 1);
+        assert_int_equal(ev.kind, want[i]);
+        assert_true(evq_check(q));
+    }
+
+    /* a queue of tombstones only is empty, and time may still go to any
+     * point at or after now */
+    evq_handle x = evq_push(q, 2000000, 9, 0, 0);
+    evq_handle y = evq_push(q, 3000000, 10, 0, 0);
+    EXPECT_I64(evq_peek_time(q), 2000000, "peek");
+    assert_int_equal(evq_cancel(q, x), 1);
+    assert_int_equal(evq_cancel(q, y), 1);
+    EXPECT_I64(evq_peek_time(q), INT64_MAX, "only tombstones");
+    assert_int_equal(evq_pop(q, &ev), 0);
+    evq_push(q, 900000, 11, 0, 0);
+    assert_true(evq_check(q));
+    assert_int_equal(evq_pop(q, &ev), 1);
+    assert_int_equal(ev.kind, 11);
+    assert_int_equal(evq_size(q), 0);
+    evq_free(q);
+}
+
+/* Mass cancellation sweeps tombstones out: memory follows the live count. */
+static void test_sweep(void **state)
+{
+    struct evq *q = evq_new();
+    struct evq_event ev;
+    enum { N = 30000 };
+    evq_handle *h = xmalloc(N * sizeof *h);
+    for (uint32_t i = 0; i < N; i++)
+        h[i] = evq_push(q, (int64_t)(i * 7919u % 1000u), i, 0, 0);
+    for (uint32_t i = 0; i < N; i++)
+        if (i % 10 != 0)
+            assert_int_equal(evq_cancel(q, h[i]), 1);
+    assert_int_equal(evq_size(q), N / 10);
+    assert_true(evq_check(q));
+    /* the sweep freed slots: new pushes reuse them */
+    for (uint32_t i = 0; i < N / 2; i++)
+        evq_push(q, 2000, N + i, 0, 0);
+    assert_true(evq_check(q));
+    int64_t prev_t = INT64_MIN;
+    uint64_t prev_seq = 0;
+    size_t n = 0;
+    while (evq_pop(q, &ev)) {
+        assert_true(ev.time_us > prev_t || (ev.time_us == prev_t && ev.seq > prev_seq));
+        assert_true(ev.kind >= N || ev.kind % 10 == 0);
+        prev_t = ev.time_us;
+        prev_seq = ev.seq;
+        n++;
+    }
+    assert_int_equal(n, N / 10 + N / 2);
+    free(h);
+    evq_free(q);
+}
+
+/* A push earlier than the last pop is a broken invariant: exit status 3. */
+static void test_time_goes_back(void **state)
+{
+    fflush(NULL);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        if (!freopen("/dev/null", "w", stderr))
+            _exit(99);
+        struct evq *q = evq_new();
+        struct evq_event ev;
+        evq_push(q, 100, 0, 0, 0);
+        evq_pop(q, &ev);
+        evq_push(q, 99, 0, 0, 0);
+        _exit(0);
+    }
+    int status = 0;
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    assert_true(WIFEXITED(status));
+    assert_int_equal(WEXITSTATUS(status), 3);
+}
+
+struct key {
+    int64_t t;
+    uint64_t seq;
+};
+
+static int key_cmp(const void *x, const void *y)
+{
+    const struct key *a = x, *b = y;
+    if (a->t != b->t)
+        return a->t < b->t ? -1 : 1;
+    return a->seq < b->seq ? -1 : a->seq > b->seq;
+}
+
+/* STRESS_N events with heavy ties, then holds, then a drain, checked against
+ * a sorted copy of everything pushed. */
+static void test_stress(void **state)
+{
+    enum { HOLDS = 200000 };
+    uint64_t rng = 12345;
+    struct evq *q = evq_new();
+    struct evq_event ev;
+    size_t total = (size_t)STRESS_N + HOLDS;
+    struct key *k = xmalloc(total * sizeof *k);
+    size_t nk = 0;
+    for (size_t i = 0; i < STRESS_N; i++) {
+        int64_t t = (int64_t)rng_below(&rng, i % 4 ? 1000000000 : 1000);
+        k[nk] = (struct key){ t, nk };
+        evq_push(q, t, 0, 0, nk++);
+    }
+    assert_int_equal(evq_size(q), STRESS_N);
+    assert_true(evq_check(q));
+    /* holds: each pop is followed by a push after it; the pushed keys are
+     * recorded too, and everything popped must be in sorted order */
+    struct key *popped = xmalloc(total * sizeof *popped);
+    size_t np = 0;
+    for (size_t i = 0; i < HOLDS; i++) {
+        assert_int_equal(evq_pop(q, &ev), 1);
+        EXPECT_U64(ev.b, ev.seq, "payload");
+        popped[np++] = (struct key){ ev.time_us, ev.seq };
+        int64_t t = ev.time_us + (int64_t)rng_below(&rng, 2000000);
+        k[nk] = (struct key){ t, nk };
+        evq_push(q, t, 0, 0, nk++);
+    }
+    assert_true(evq_check(q));
+    while (evq_pop(q, &ev)) {
+        EXPECT_U64(ev.b, ev.seq, "payload");
+        popped[np++] = (struct key){ ev.time_us, ev.seq };
+    }
+    assert_int_equal(np, nk);
+    qsort(k, nk, sizeof *k, key_cmp);
+    for (size_t i = 0; i < np; i++) {
+        if (popped[i].t != k[i].t || popped[i].seq != k[i].seq)
+            fail_msg("pop %zu: (%" PRId64 ", %" PRIu64 "), expected (%" PRId64 ", %" PRIu64 ")",
+                     i, popped[i].t, popped[i].seq, k[i].t, k[i].seq);
+    }
+    assert_true(evq_check(q));
+    free(popped);
+    free(k);
+    evq_free(q);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_empty),
+        cmocka_unit_test(test_fifo_ties),
+        cmocka_unit_test(test_stale_handles),
+        cmocka_unit_test(test_peek_then_push),
+        cmocka_unit_test(test_sweep),
+        cmocka_unit_test(test_time_goes_back),
+        cmocka_unit_test(test_property),
+        cmocka_unit_test(test_stress),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
