@@ -1,0 +1,126 @@
+/* checker.h: every metric of a simulation, derived from ground truth.
+ *
+ * The engine reports what happened (publishes, drops, run starts with their
+ * reservations, mutations, commits, run ends, crashes and restarts, host
+ * wake-ups); the checker knows nothing of the policy and computes the
+ * metrics of spec section 5 from these facts and from the scenario alone
+ * (nominal due instants come from the schedules, not from the policy).  A
+ * policy cannot report its own metrics.
+ *
+ * Units of work.  A consumer's unit is an item: one published event as seen
+ * by one subscribed consumer (item ids are dense, assigned by the engine in
+ * publish order).  A producer's unit is the nominal due instant that a run
+ * says it serves (run start `due_us`; -1 when it serves none in particular).
+ *
+ * Ownership: checker_new borrows the world (and its scenario) until
+ * checker_free.  checker_finish fills a result that the caller releases with
+ * checker_result_free. */
+#ifndef SIM_CHECKER_H
+#define SIM_CHECKER_H
+
+#include <stdint.h>
+
+#include "sim/hist.h"
+#include "sim/world.h"
+
+/* Why a run started; for the trace and the timeline, not for metrics. */
+enum run_reason {
+    REASON_SCHEDULE, REASON_EVENT, REASON_WAKE, REASON_RETRY, REASON_MANUAL, REASON_POLL,
+    REASON_RECOVER, REASON_TICK, REASON_HEARTBEAT, REASON_CRON, REASON_OTHER,
+    REASON_COUNT
+};
+const char *run_reason_name(enum run_reason r);
+
+enum run_outcome { OUT_COMMITTED, OUT_FAILED, OUT_CRASHED, OUT_CUTOFF };
+const char *run_outcome_name(enum run_outcome o);
+
+enum drop_cause { DROP_EVICTED, DROP_CRASH };
+
+/* How many runs a policy promises may be active at once; overlaps measure
+ * the time this promise is broken. */
+enum promise { PROMISE_NONE, PROMISE_HANDLER, PROMISE_WORKFLOW };
+
+struct metrics {
+    uint64_t published, processed, lost, dropped, stranded;
+    uint64_t duplicates, double_effects;
+    uint64_t dues, missed, coalesced;
+    uint64_t runs, runs_empty, busy_loops, runs_failed, runs_crashed;
+    uint64_t wakeups;
+    int64_t overlaps_us;           /* time with two runs active against the promise */
+    uint64_t overlap_runs;         /* runs that started while another was active against it */
+    struct hist latency;           /* item origin -> first commit */
+    struct hist lateness;          /* due instant -> start of the run that served it */
+};
+
+/* Per crash (spec 5).  recovery_time_us: restart -> start of the first run
+ * that makes progress (commits having taken work, or a producer run that
+ * commits); 0 when no work was due at the restart; -1 never. */
+struct crash_rec {
+    int target;                    /* enum crash_target */
+    uint32_t index;
+    int64_t at_us, restart_us;     /* restart_us = SIM_NEVER if it never restarted */
+    int64_t recovery_time_us;
+    uint32_t stuck;                /* handlers with due work that never ran again */
+    uint64_t lost;                 /* items dropped at it, or pending at it and never processed */
+    uint64_t double_effects;       /* mutations repeated after its restart, before the next crash */
+    int ok;
+};
+
+struct checker_result {
+    struct metrics total;
+    struct metrics *per_tmpl;      /* [ntmpl]: per handler template */
+    uint32_t ntmpl;
+    struct crash_rec *crashes;
+    uint32_t ncrashes;
+    int recovery_ok;               /* all crashes ok (1 when there were none) */
+    uint64_t stuck;                /* sum over crashes */
+    int64_t recovery_time_max_us;  /* -1 if some crash never recovered */
+};
+
+struct checker;
+
+struct checker *checker_new(const struct world *w, enum promise promise);
+void checker_free(struct checker *c);
+
+/* Ground truth, in the order it happened (now_us never decreases). */
+void checker_publish(struct checker *c, uint64_t item, uint32_t consumer, int64_t origin_us, int64_t now_us);
+void checker_drop(struct checker *c, uint64_t item, enum drop_cause cause, int64_t now_us);
+/* A run starts.  taken: the item ids its script reserved (n may be 0: an
+ * empty run).  For a producer, due_us is the nominal instant it serves or
+ * -1; resume_of != 0: it resumes that run at emitting and reuses its
+ * mutation. */
+void checker_run_start(struct checker *c, uint64_t run, uint32_t handler, enum run_reason reason,
+                       int64_t due_us, uint64_t resume_of, const uint64_t *taken, uint32_t n,
+                       int64_t now_us);
+/* The script of that run asked to be woken at wake_us (an input: a due
+ * wake is new input for the busy-loop rule). */
+void checker_wake_request(struct checker *c, uint32_t handler, int64_t wake_us, int64_t now_us);
+/* The run's mutation took effect (phase mutated reached, or an
+ * indeterminate failure that did apply it). */
+void checker_mutated(struct checker *c, uint64_t run, int64_t now_us);
+void checker_run_end(struct checker *c, uint64_t run, enum run_outcome out, int64_t now_us);
+void checker_crash(struct checker *c, int target, uint32_t index, int64_t now_us);
+void checker_restart(struct checker *c, int target, uint32_t index, int64_t now_us);
+void checker_wakeups(struct checker *c, uint64_t n);
+
+/* Computes every metric at the end of the simulation (end_us: horizon +
+ * drain, or where a stopped run stopped). */
+void checker_finish(struct checker *c, int64_t end_us, struct checker_result *out);
+void checker_result_free(struct checker_result *r);
+
+/* Metric names for expect lines, tables and the database, in one table:
+ * "published", "latency.p99", "recovery_ok", ...  metric_get returns 0 and
+ * the value (durations in us, booleans 0/1), or -1 for an unknown name. */
+struct metric_info {
+    const char *name;
+    int is_duration;               /* value in us, printed as a duration */
+    int is_bool;
+    int per_handler;               /* defined for one handler, too */
+    const char *help;
+};
+extern const struct metric_info metric_table[];
+extern const int metric_count;
+const struct metric_info *metric_find(const char *name);
+int metric_get(const struct checker_result *r, int tmpl, const char *name, double *out);
+
+#endif
