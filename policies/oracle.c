@@ -1,0 +1,203 @@
+/* oracle.c: the ideal scheduler, a lower bound for the others (spec 4).
+ *
+ * It runs each producer at the exact instant of each nominal due, and each
+ * consumer at the exact instant its script would take something (it asks the
+ * engine what the workload knows: sim_script_due), one run per consumer at a
+ * time so that no item is taken twice.  It never runs a handler with nothing
+ * to do.  Runs of different handlers may overlap freely (no promise).  After
+ * a failure it runs again at once; after a crash it serves every due left
+ * uncommitted at once (its per-producer progress is durable), so it loses
+ * nothing.
+ *
+ * A run that a crash interrupted after its mutation took effect is resumed
+ * at emitting (the engine's resume_of), so the ideal never applies a
+ * mutation twice.
+ *
+ * Durable: per producer, the last nominal due whose run committed; per
+ * handler, its latest run.  Volatile: one pending timer per handler. */
+#include <stdlib.h>
+
+#include "sim/sim.h"
+#include "sim/util.h"
+
+enum { T_PRODUCER = 1, T_CONSUMER };
+
+struct oracle_durable {
+    int64_t *committed_due;        /* [nh] last committed due, -1 none */
+    int64_t *next_due;             /* [nh] next due to serve */
+    uint64_t *last_run;            /* [nh] latest run id, 0 none */
+};
+
+struct policy {
+    struct sim *sim;
+    struct oracle_durable *d;
+    sim_timer *timer;              /* [nh] */
+    const struct world *w;
+};
+
+static void consumer_eval(struct policy *p, uint32_t h, int64_t now_us)
+{
+    if (sim_active_runs(p->sim, h))
+        return; /* re-evaluated when the run ends */
+    int64_t due = sim_script_due(p->sim, h);
+    sim_timer_cancel(p->sim, p->timer[h]);
+    p->timer[h] = 0;
+    if (due == SIM_NEVER)
+        return;
+    if (due <= now_us) {
+        struct run_req rq = RUN_REQ_INIT;
+        rq.handler = h;
+        rq.reason = REASON_EVENT;
+        p->d->last_run[h] = sim_run_start(p->sim, &rq);
+        return;
+    }
+    p->timer[h] = sim_timer_at(p->sim, due, T_CONSUMER, h);
+}
+
+static void producer_fire(struct policy *p, uint32_t h, int64_t due_us, enum run_reason why)
+{
+    struct run_req rq = RUN_REQ_INIT;
+    rq.handler = h;
+    rq.reason = why;
+    rq.due_us = due_us;
+    p->d->last_run[h] = sim_run_start(p->sim, &rq);
+}
+
+/* After a restart: resumes h's run if a crash cut it after its mutation.
+ * Returns 1 if it started one. */
+static int resume_cut_run(struct policy *p, uint32_t h)
+{
+    uint64_t last = p->d->last_run[h];
+    if (!last)
+        return 0;
+    struct sim_run_info ri;
+    sim_run_get(p->sim, last, &ri);
+    if (ri.active || ri.outcome != OUT_CRASHED || !ri.mutation_applied)
+        return 0;
+    struct run_req rq = RUN_REQ_INIT;
+    rq.handler = h;
+    rq.reason = REASON_RECOVER;
+    rq.resume_of = last;
+    rq.due_us = ri.due_us;
+    p->d->last_run[h] = sim_run_start(p->sim, &rq);
+    return 1;
+}
+
+static void producer_arm(struct policy *p, uint32_t h, int64_t now_us)
+{
+    int64_t next = p->d->next_due[h];
+    p->timer[h] = 0;
+    if (next == SIM_NEVER)
+        return;
+    p->timer[h] = sim_timer_at(p->sim, next < now_us ? now_us : next, T_PRODUCER, h);
+}
+
+static struct policy *oracle_create(struct sim *sim, void *durable, const struct params *ps)
+{
+    struct policy *p = xcalloc(1, sizeof *p);
+    p->sim = sim;
+    p->d = durable;
+    p->w = sim_world(sim);
+    p->timer = xcalloc(p->w->nh ? p->w->nh : 1, sizeof *p->timer);
+    if (!p->d->committed_due) {
+        p->d->committed_due = sim_dalloc(sim, sizeof(int64_t) * (p->w->nh ? p->w->nh : 1));
+        p->d->next_due = sim_dalloc(sim, sizeof(int64_t) * (p->w->nh ? p->w->nh : 1));
+        p->d->last_run = sim_dalloc(sim, sizeof(uint64_t) * (p->w->nh ? p->w->nh : 1));
+        for (uint32_t h = 0; h < p->w->nh; h++) {
+            p->d->committed_due[h] = -1;
+            p->d->next_due[h] = sim_sched_next(sim, h, 0, 1);
+        }
+    }
+    return p;
+}
+
+static void oracle_destroy(struct policy *p)
+{
+    free(p->timer);
+    free(p);
+}
+
+static void oracle_start(struct policy *p, int restart, int64_t now_us)
+{
+    for (uint32_t h = 0; h < p->w->nh; h++) {
+        int resumed = restart && resume_cut_run(p, h);
+        if (world_hdef(p->w, h)->kind == H_CONSUMER) {
+            if (!resumed)
+                consumer_eval(p, h, now_us);
+            continue;
+        }
+        if (restart && !resumed) {
+            /* Serve what the crash left uncommitted: the earliest due after
+             * the last committed one, if it has come. */
+            int64_t first = sim_sched_next(p->sim, h, p->d->committed_due[h], p->d->committed_due[h] < 0);
+            if (first != SIM_NEVER && first <= now_us) {
+                producer_fire(p, h, first, REASON_RECOVER);
+                p->d->next_due[h] = sim_sched_next(p->sim, h, now_us, 0);
+            } else {
+                p->d->next_due[h] = first;
+            }
+        }
+        producer_arm(p, h, now_us);
+    }
+}
+
+static void oracle_on_publish(struct policy *p, uint32_t h, uint64_t item, int64_t now_us)
+{
+    consumer_eval(p, h, now_us);
+}
+
+static void oracle_on_timer(struct policy *p, uint32_t tag, uint64_t arg, int64_t now_us)
+{
+    uint32_t h = (uint32_t)arg;
+    p->timer[h] = 0;
+    if (tag == T_CONSUMER) {
+        consumer_eval(p, h, now_us);
+        return;
+    }
+    producer_fire(p, h, p->d->next_due[h], REASON_SCHEDULE);
+    p->d->next_due[h] = sim_sched_next(p->sim, h, now_us, 0);
+    producer_arm(p, h, now_us);
+}
+
+static void oracle_on_run_end(struct policy *p, const struct run_result *r, int64_t now_us)
+{
+    uint32_t h = r->handler;
+    if (world_hdef(p->w, h)->kind == H_CONSUMER) {
+        consumer_eval(p, h, now_us);
+        return;
+    }
+    struct sim_run_info ri;
+    sim_run_get(p->sim, r->run, &ri);
+    if (r->outcome == OUT_COMMITTED) {
+        if (ri.due_us > p->d->committed_due[h])
+            p->d->committed_due[h] = ri.due_us;
+    } else {
+        producer_fire(p, h, ri.due_us, REASON_RETRY); /* the ideal retries at once */
+    }
+}
+
+static void oracle_on_trigger(struct policy *p, uint32_t inst, int64_t now_us)
+{
+    for (uint32_t h = p->w->inst_first_h[inst]; h < p->w->inst_first_h[inst + 1]; h++)
+        if (world_hdef(p->w, h)->kind == H_PRODUCER)
+            producer_fire(p, h, -1, REASON_MANUAL);
+}
+
+const struct policy_ops policy_oracle = {
+    .abi = POLICY_ABI,
+    .name = "oracle",
+    .summary = "the ideal: runs each handler at the exact instant its work is due, never idle, loses nothing",
+    .seeds = "baseline (spec 4)",
+    .params = NULL,
+    .nparams = 0,
+    .durable_size = sizeof(struct oracle_durable),
+    .promise = PROMISE_NONE,
+    .items_volatile = 0,
+    .create = oracle_create,
+    .destroy = oracle_destroy,
+    .start = oracle_start,
+    .on_publish = oracle_on_publish,
+    .on_timer = oracle_on_timer,
+    .on_run_end = oracle_on_run_end,
+    .on_trigger = oracle_on_trigger,
+};

@@ -1,0 +1,122 @@
+/* policy.h: a scheduling policy as the engine sees it, and the registry.
+ *
+ * A policy decides *when* handlers run; the engine runs them (durations,
+ * phases, failures, scripts) and the checker judges the result.  A policy
+ * instance keeps two kinds of state (spec section 3):
+ *  - durable: a block of `durable_size` bytes that the engine allocates and
+ *    zeroes once per simulation, plus any arrays the policy allocates with
+ *    sim_dalloc/sim_drealloc.  It survives host crashes.
+ *  - volatile: everything the policy allocates itself in create().  At a
+ *    host crash the engine calls destroy() (which must free all of it), drops
+ *    every timer the policy had, interrupts every active run, and on restart
+ *    calls create() again with the same durable block and then start() with
+ *    restart = 1.  A policy cannot survive a crash by accident.
+ *
+ * Hooks are called from the engine's main loop only; `now_us` is the
+ * current virtual time.  A hook may start runs, set timers and read the
+ * world; it never advances time.  Append new hooks at the end and bump
+ * POLICY_ABI; optional hooks may be NULL (their default is written beside
+ * them). */
+#ifndef SIM_POLICY_H
+#define SIM_POLICY_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "sim/checker.h"
+
+#define POLICY_ABI 1
+
+struct sim;
+struct policy;                     /* each policy defines its own */
+
+enum param_type { PARAM_INT, PARAM_DURATION, PARAM_ENUM, PARAM_BOOL };
+/* One parameter of a policy: the declarative table that `simrun policies`
+ * prints, `set`/`--set` validate against, and params_get reads. */
+struct param_def {
+    const char *key;
+    enum param_type type;
+    const char *def;               /* default, as text */
+    const char *choices;           /* PARAM_ENUM: "a|b|c" */
+    int64_t min, max;              /* PARAM_INT / PARAM_DURATION (us) range */
+    const char *source;            /* the seed section or as-built fact */
+    const char *help;
+};
+
+/* A resolved parameter set: one value per param_def, in table order. */
+struct params {
+    const struct param_def *defs;
+    int n;
+    int64_t v[32];                 /* INT/DURATION/BOOL: the value; ENUM: choice index */
+};
+
+struct run_result {
+    uint64_t run;
+    uint32_t handler;
+    enum run_outcome outcome;      /* OUT_COMMITTED or OUT_FAILED */
+    enum fail_class fail;          /* FAIL_NONE when committed */
+    enum run_phase phase;          /* the phase it reached */
+    uint32_t ntaken;               /* items its script reserved (consumers) */
+    int64_t wake_us;               /* the script's wake request, SIM_NEVER if none */
+    int64_t start_us;
+    uint32_t worker;
+    uint64_t tag;                  /* run_req.tag, back to the policy */
+};
+
+struct policy_ops {
+    int abi;                       /* POLICY_ABI */
+    const char *name;
+    const char *summary;           /* one line */
+    const char *seeds;             /* seed references, e.g. "seeds 000, 001" */
+    const struct param_def *params;
+    int nparams;
+    size_t durable_size;
+    enum promise promise;          /* what the checker holds it to */
+    int items_volatile;            /* 1: items handed to it live only in its memory (lost at a crash) */
+
+    /* Allocates the volatile state.  durable is the policy's durable block
+     * (zeroed on the first call of a simulation). */
+    struct policy *(*create)(struct sim *sim, void *durable, const struct params *ps);
+    /* Frees all volatile state.  Called at a crash and at the end. */
+    void (*destroy)(struct policy *p);
+    /* The host (re)starts: restart = 0 at deploy time (t = 0), 1 after a
+     * crash; rebuild volatile state from durable state here. */
+    void (*start)(struct policy *p, int restart, int64_t now_us);
+    /* An item for consumer `handler` was published (or polled in). */
+    void (*on_publish)(struct policy *p, uint32_t handler, uint64_t item, int64_t now_us);
+    /* A timer set with sim_timer_at fired. */
+    void (*on_timer)(struct policy *p, uint32_t tag, uint64_t arg, int64_t now_us);
+    /* A run the policy started ended (committed or failed; not crashed). */
+    void (*on_run_end)(struct policy *p, const struct run_result *r, int64_t now_us);
+    /* Manual "run now" of workflow instance inst.  NULL: ignored. */
+    void (*on_trigger)(struct policy *p, uint32_t inst, int64_t now_us);
+    /* A part of the system crashed or came back (worker index, all workers,
+     * the server); the host itself is handled by destroy/create.  NULL:
+     * the policy has no such parts and the crash is a no-op. */
+    void (*on_part)(struct policy *p, int target, uint32_t index, int up, int64_t now_us);
+    /* The horizon was reached and the drain begins (schedules stop). NULL: nothing. */
+    void (*on_horizon)(struct policy *p, int64_t now_us);
+};
+
+/* The registry: every built-in policy, in a fixed order. */
+extern const struct policy_ops *const policy_registry[];
+extern const int policy_registry_count;
+const struct policy_ops *policy_find(const char *name);
+
+/* Resolves parameters: defaults, then each key=value in order.  Returns 0,
+ * or -1 with msg ("unknown parameter 'x' for policy 'poll' (valid: period,
+ * ...)" or "bad value '5x' for poll.period: ..."). */
+int params_init(struct params *ps, const struct policy_ops *ops);
+int params_set(struct params *ps, const char *key, const char *value, char *msg, size_t n);
+int64_t params_get(const struct params *ps, const char *key);  /* a missing key is a bug */
+/* Canonical text of the non-default values, "k=v,k=v" sorted by table
+ * order; "" when all are defaults. */
+void params_format(const struct params *ps, char *buf, size_t n);
+
+/* For the scenario parser: is `name` a registered policy?  On no, msg lists
+ * the valid names. */
+int policy_check_name(const char *name, char *msg, size_t n);
+/* For the scenario parser: does key=value fit policy `name`? 0 or -1 with msg. */
+int policy_check_param(const char *name, const char *key, const char *value, char *msg, size_t n);
+
+#endif

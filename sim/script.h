@@ -1,0 +1,40 @@
+/* script.h: the consumers' scripts: what a run takes from the pending items.
+ *
+ * Scripts are part of the workload, identical under every policy: the policy
+ * decides when to call a consumer, the script decides what that call takes
+ * and when it would like to be called again (its wake request).  Scripts are
+ * pure functions of the pending items and the time, so that they cannot
+ * differ between policies by accident. */
+#ifndef SIM_SCRIPT_H
+#define SIM_SCRIPT_H
+
+#include <stdint.h>
+
+#include "sim/scenario.h"
+
+/* What a script sees of one pending item. */
+struct script_item {
+    int64_t publish_us;
+    uint32_t key;
+    uint16_t topic;
+};
+
+/* Evaluates the script at now over items (pending, in publish order).
+ * Writes the indices (into items) of what it takes to take[] in ascending
+ * order (at most max_take when max_take > 0) and returns how many; *wake_us
+ * is the earliest instant > now at which it would take something from the
+ * items it left, or SIM_NEVER.  take must hold n entries.  O(n) except
+ * correlate, O(n log n). */
+uint32_t script_eval(const struct script *sc, const struct scenario *s, const struct script_item *items,
+                     uint32_t n, int64_t now_us, uint32_t max_take, uint32_t *take, int64_t *wake_us);
+
+/* The earliest instant >= now at which script_eval would take something
+ * (now if it would now), SIM_NEVER if never without new items. */
+int64_t script_due(const struct script *sc, const struct scenario *s, const struct script_item *items,
+                   uint32_t n, int64_t now_us);
+
+/* DIGEST: the instant an item published at publish_us is due (the first
+ * local digest time at or after it). */
+int64_t script_digest_due(const struct scenario *s, int digest_min, int64_t publish_us);
+
+#endif

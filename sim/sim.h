@@ -1,0 +1,172 @@
+/* sim.h: the engine: one simulation of one scenario under one policy.
+ *
+ * The engine owns the clock, the event queue, the workload (publishes,
+ * sources, scripts, run durations, failures, crashes) and the run records;
+ * a policy only decides when handlers run, through the narrow API below.
+ * Every fact is reported to the checker (metrics) and folded into the run's
+ * fingerprint, a hash of the ordered event trace.
+ *
+ * Invariants: virtual time only advances in sim_run's main loop and never
+ * goes back; events at one instant run in the order they were scheduled;
+ * nothing reads the wall clock; all randomness comes from rng streams keyed
+ * by the scenario seed.  Hence the same scenario, policy, parameters and seed
+ * give the same trace, byte for byte. */
+#ifndef SIM_SIM_H
+#define SIM_SIM_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "sim/checker.h"
+#include "sim/policy.h"
+#include "sim/rng.h"
+#include "sim/scenario.h"
+#include "sim/world.h"
+
+/* --- Running a simulation ------------------------------------------------ */
+
+enum sim_status { SIM_OK, SIM_LIVELOCK, SIM_EVENT_LIMIT };
+const char *sim_status_name(enum sim_status s);
+
+/* Livelock rules (see docs/results.md): more than SIM_LIVELOCK_INSTANT events
+ * at one instant, or a handler that makes SIM_LIVELOCK_STREAK consecutive
+ * empty runs with no new item in between at a mean spacing under one
+ * second, stops the run with SIM_LIVELOCK. */
+#define SIM_LIVELOCK_INSTANT 1000000
+#define SIM_LIVELOCK_STREAK  100000
+#define SIM_MAX_EVENTS_DEFAULT UINT64_C(4000000000)
+
+/* One line of the trace (--trace, and the optional trace table). */
+struct trace_rec {
+    int64_t t_us;
+    const char *kind;              /* static string: "publish", "start", ... */
+    int64_t handler;               /* handler instance id, -1 none */
+    uint64_t run;                  /* run id, 0 none */
+    char detail[96];
+};
+
+struct sim_opts {
+    uint64_t seed;                 /* the scenario's seed unless overridden */
+    FILE *trace;                   /* NULL: no text trace */
+    int keep_trace;                /* 1: collect trace_rec in the result */
+    uint64_t max_events;           /* 0: SIM_MAX_EVENTS_DEFAULT */
+    const char *label;             /* policy label for the text trace */
+};
+
+struct sim_result {
+    enum sim_status status;
+    char status_msg[256];
+    uint64_t fingerprint;
+    uint64_t events;               /* events popped from the queue */
+    int64_t end_us;
+    struct checker_result ck;
+    struct trace_rec *trace;       /* keep_trace only */
+    size_t ntrace;
+};
+
+/* Simulates s under ops with parameters ps.  Always completes (a livelock
+ * or the event limit stops it early, with metrics up to that point).
+ * The result is freed with sim_result_free. */
+void sim_run(const struct scenario *s, const struct policy_ops *ops, const struct params *ps,
+             const struct sim_opts *o, struct sim_result *out);
+void sim_result_free(struct sim_result *r);
+
+/* --- The API a policy uses ------------------------------------------------ */
+
+const struct world *sim_world(const struct sim *sim);
+int64_t sim_now(const struct sim *sim);
+int64_t sim_horizon(const struct sim *sim);
+/* The policy's own random stream (identical for every run of a policy). */
+struct rng *sim_policy_rng(struct sim *sim);
+
+/* Durable allocations: they survive crashes and are freed at the end. */
+void *sim_dalloc(struct sim *sim, size_t n);             /* zeroed */
+void *sim_drealloc(struct sim *sim, void *p, size_t n);
+
+/* Timers: a one-shot at at_us (>= now) that calls on_timer(tag, arg).  Each
+ * firing counts as one host wake-up.  All timers vanish at a host crash.
+ * Handles are never 0; cancelling a fired or stale handle is a no-op. */
+typedef uint64_t sim_timer;
+sim_timer sim_timer_at(struct sim *sim, int64_t at_us, uint32_t tag, uint64_t arg);
+void sim_timer_cancel(struct sim *sim, sim_timer t);
+
+/* Check loops: a ticker ticks every period_us from its start (first tick at
+ * start + period).  Every tick counts as a host wake-up, but a tick is only
+ * delivered (on_timer(tag, 0)) when armed: sim_ticker_arm(t, earliest)
+ * delivers the first tick at or after earliest (SIM_NEVER disarms).  So a
+ * one-second loop over a year costs events only where it has work.
+ * Tickers vanish at a host crash. */
+int sim_ticker_new(struct sim *sim, int64_t period_us, uint32_t tag);
+void sim_ticker_arm(struct sim *sim, int ticker, int64_t earliest_us);
+/* The first tick of the ticker at or after t_us. */
+int64_t sim_ticker_next(const struct sim *sim, int ticker, int64_t t_us);
+
+/* Producer schedules: the first nominal due instant > after_us (>= with
+ * inclusive), SIM_NEVER past the horizon or for consumers. */
+int64_t sim_sched_next(const struct sim *sim, uint32_t handler, int64_t after_us, int inclusive);
+
+/* Items: an event as seen by one consumer.  Pending = published, not yet
+ * committed by any run, not dropped. */
+struct sim_item {
+    int64_t origin_us;             /* publish or source arrival: latency origin */
+    int64_t publish_us;            /* when it entered the topic */
+    uint32_t consumer;
+    uint32_t key;
+    uint16_t topic;                /* workflow-local topic index */
+    uint8_t state;                 /* ITEM_PENDING, ITEM_DONE, ITEM_DROPPED */
+};
+enum { ITEM_PENDING, ITEM_DONE, ITEM_DROPPED };
+const struct sim_item *sim_item(const struct sim *sim, uint64_t item);
+uint32_t sim_pending_count(const struct sim *sim, uint32_t consumer);
+/* Publish time of the consumer's oldest pending item, SIM_NEVER if none. */
+int64_t sim_pending_oldest(const struct sim *sim, uint32_t consumer);
+/* Pending items on topics no current subscription of the consumer covers
+ * cannot exist (fan-out is by subscription); this counts the items pending
+ * on the consumer's workflow instance's topics with no subscriber at all. */
+uint64_t sim_orphan_pending(const struct sim *sim, uint32_t inst);
+/* The earliest instant >= now at which the consumer's script, run over all
+ * its pending items, would take something (now if it would now); SIM_NEVER
+ * if never without new input.  What an ideal scheduler would know. */
+int64_t sim_script_due(struct sim *sim, uint32_t consumer);
+/* The policy evicts an item from its own queue: it is dropped for good. */
+void sim_item_drop(struct sim *sim, uint64_t item);
+
+/* Runs. */
+struct run_req {
+    uint32_t handler;
+    enum run_reason reason;
+    int64_t due_us;                /* producers: the nominal instant served, -1 none */
+    uint64_t retry_of;             /* run id this retries, 0 none */
+    uint64_t resume_of;            /* run id whose mutation it reuses: starts at emitting */
+    const uint64_t *offer;         /* items the script may take; NULL: all pending */
+    uint32_t noffer;
+    uint32_t max_take;             /* 0: no limit */
+    uint32_t worker;               /* 1-based worker that runs it, 0 the host itself */
+    uint64_t tag;                  /* returned in run_result */
+};
+#define RUN_REQ_INIT { 0, REASON_OTHER, -1, 0, 0, NULL, 0, 0, 0, 0 }
+/* Starts a run now; returns its id (dense, from 1).  The engine evaluates
+ * the script, draws the duration and the failure, and schedules the phases;
+ * on_run_end reports the result. */
+uint64_t sim_run_start(struct sim *sim, const struct run_req *rq);
+
+/* A run record (durable: it survives crashes, as the run table of a real
+ * system would). */
+struct sim_run_info {
+    uint32_t handler;
+    uint32_t worker;
+    enum run_phase phase;
+    int active;                    /* started, not yet ended */
+    enum run_outcome outcome;      /* when !active */
+    enum fail_class fail;
+    int mutation_applied;
+    uint32_t ntaken;
+    int64_t start_us, end_us;
+    int64_t due_us;
+    uint64_t retry_of, resume_of, tag;
+};
+void sim_run_get(const struct sim *sim, uint64_t run, struct sim_run_info *out);
+/* Number of runs of this handler currently active. */
+uint32_t sim_active_runs(const struct sim *sim, uint32_t handler);
+
+#endif

@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# Bad input: every malformed scenario in tests/bad/ must give
+# "file:line:col: error: ..." (the location its first line names), exit 2,
+# and leave no database behind; bad usage exits 2 too and writes nothing.
+set -u
+: "${SIMRUN:?}"
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fail=0; n=0
+for f in tests/bad/*.scn; do
+    n=$((n + 1))
+    # "# error: LINE:COL: ..." or, for an error inside a trace file, "# error: FILE:LINE:COL: ..."
+    want=$(head -n 1 "$f" | sed -n 's/^# error: \([^ ]*:\)\{0,1\}\([0-9]*:[0-9]*\): .*/\2/p')
+    [ -n "$want" ] || { echo "FAIL $f: first line names no expected error"; fail=1; continue; }
+    "$SIMRUN" validate "$f" > "$tmp/out" 2> "$tmp/err"; rc=$?
+    # A trace-file error is reported in the trace file; the location is what matters.
+    if [ $rc -ne 2 ] || ! grep -Eq "^[^ ]+:$want: error: [^A-Z]" "$tmp/err"; then
+        echo "FAIL $f: validate exit $rc, want 2 and ':$want: error:'"; cat "$tmp/err"; fail=1
+    fi
+    rm -f "$tmp/r.db"
+    "$SIMRUN" run "$f" --db "$tmp/r.db" > /dev/null 2> "$tmp/err"; rc=$?
+    if [ $rc -ne 2 ] || [ -e "$tmp/r.db" ]; then
+        echo "FAIL $f: run exit $rc (want 2) or a database was written"; fail=1
+    fi
+    if grep -qiE 'sanitizer|runtime error|internal error' "$tmp/err"; then
+        echo "FAIL $f: crashed"; cat "$tmp/err"; fail=1
+    fi
+done
+[ "$n" -ge 40 ] || { echo "FAIL only $n malformed scenarios"; fail=1; }
+
+good=scenarios/flaky.scn
+expect_usage() {  # expect_usage DESCRIPTION ARGS...
+    local what=$1; shift
+    rm -f "$tmp/u.db"
+    "$SIMRUN" "$@" > "$tmp/out" 2> "$tmp/err"; rc=$?
+    if [ $rc -ne 2 ] || [ -e "$tmp/u.db" ] || ! grep -q 'error: ' "$tmp/err"; then
+        echo "FAIL usage ($what): exit $rc"; cat "$tmp/err"; fail=1
+    fi
+}
+expect_usage "no command"
+expect_usage "unknown command" frobnicate
+expect_usage "unknown option" run "$good" --frob
+expect_usage "no scenario" run --db "$tmp/u.db"
+expect_usage "unknown policy" run "$good" -p oracle,nosuch --db "$tmp/u.db"
+expect_usage "unknown parameter" run "$good" --set poll.nosuch=1 --db "$tmp/u.db"
+expect_usage "bad parameter value" run "$good" --set poll.period=5x --db "$tmp/u.db"
+expect_usage "bad --set" run "$good" --set poll --db "$tmp/u.db"
+expect_usage "bad seed" run "$good" --seed -3 --db "$tmp/u.db"
+expect_usage "bad seed range" run "$good" --seeds 5..2 --db "$tmp/u.db"
+expect_usage "bad format" run "$good" --format xml --db "$tmp/u.db"
+expect_usage "missing file" run "$tmp/none.scn" --db "$tmp/u.db"
+expect_usage "missing value" run "$good" --seed
+expect_usage "one bad among good" run "$good" tests/bad/$(ls tests/bad | head -n 1) --db "$tmp/u.db"
+grep -q 'valid: oracle, poll' "$tmp/err" 2>/dev/null || true
+"$SIMRUN" run "$good" -p nosuch 2>&1 | grep -q "unknown policy 'nosuch' (valid: oracle, poll" \
+    || { echo "FAIL unknown policy message does not list the valid ones"; fail=1; }
+"$SIMRUN" run "$good" --set poll.nosuch=1 2>&1 | grep -q "valid: period" \
+    || { echo "FAIL unknown parameter message does not list the valid ones"; fail=1; }
+echo "$n malformed scenarios checked"
+exit $fail

@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# The CI gate: every bundled scenario's expect lines pass, and the JUnit
+# report is well-formed and counts the same lines.
+set -u
+: "${SIMRUN:?}"
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+"$SIMRUN" check scenarios/*.scn --junit "$tmp/junit.xml" > "$tmp/out"; rc=$?
+cat "$tmp/out"
+[ $rc -eq 0 ] || { echo "FAIL simrun check exited $rc"; exit 1; }
+passed=$(sed -n 's/^check: \([0-9]*\) passed, 0 failed$/\1/p' "$tmp/out")
+[ -n "$passed" ] && [ "$passed" -ge 30 ] || { echo "FAIL too few expectations ($passed)"; exit 1; }
+cases=$(grep -c '<testcase ' "$tmp/junit.xml")
+[ "$cases" -eq "$passed" ] || { echo "FAIL junit has $cases cases, check passed $passed"; exit 1; }
+/usr/bin/python3 -c 'import sys, xml.dom.minidom; xml.dom.minidom.parse(sys.argv[1])' "$tmp/junit.xml" \
+    || { echo "FAIL junit XML does not parse"; exit 1; }
+# A failing expectation makes check exit 1 and says FAIL with the measured value.
+sed 's/^expect \* lost == 0$/expect * lost > 0/' scenarios/flaky.scn > "$tmp/flaky.scn"
+"$SIMRUN" check "$tmp/flaky.scn" > "$tmp/out2"; rc=$?
+[ $rc -eq 1 ] && grep -q '^FAIL .*lost > 0 (measured 0)' "$tmp/out2" \
+    || { echo "FAIL a broken expectation did not fail (exit $rc)"; cat "$tmp/out2"; exit 1; }
+echo ok

@@ -1,0 +1,217 @@
+/* test_engine.c: engine properties that no real policy would show: a
+ * livelocking policy is stopped and reported, not hung; a crash really
+ * destroys volatile state and keeps durable state; tickers cost events only
+ * where they are armed but count every tick as a wake-up. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sim/sim.h"
+#include "sim/util.h"
+
+static struct scenario *parse(const char *text)
+{
+    struct scenario *s;
+    struct diag d;
+    int rc = scenario_parse_buf("engine.scn", text, strlen(text), &s, &d);
+    if (rc)
+        diag_print(&d);
+    assert_int_equal(rc, 0);
+    return s;
+}
+
+/* --- a policy that restarts every consumer the instant its run ends ------- */
+
+struct policy {
+    struct sim *sim;
+    int mode;
+    int *durable_creates;
+    int volatile_marker;
+};
+
+static struct policy *spin_create(struct sim *sim, void *durable, const struct params *ps)
+{
+    struct policy *p = xcalloc(1, sizeof *p);
+    p->sim = sim;
+    p->durable_creates = durable;
+    ++*p->durable_creates;
+    return p;
+}
+static void spin_destroy(struct policy *p) { free(p); }
+static void spin_all(struct policy *p)
+{
+    const struct world *w = sim_world(p->sim);
+    for (uint32_t h = 0; h < w->nh; h++) {
+        struct run_req rq = RUN_REQ_INIT;
+        rq.handler = h;
+        sim_run_start(p->sim, &rq);
+    }
+}
+static void spin_start(struct policy *p, int restart, int64_t now) { spin_all(p); }
+static void spin_publish(struct policy *p, uint32_t h, uint64_t item, int64_t now) {}
+static void spin_timer(struct policy *p, uint32_t tag, uint64_t arg, int64_t now)
+{
+    sim_timer_at(p->sim, now, 1, 0); /* a timer that re-arms itself at the same instant */
+}
+static void spin_end(struct policy *p, const struct run_result *r, int64_t now)
+{
+    struct run_req rq = RUN_REQ_INIT;
+    rq.handler = r->handler;
+    sim_run_start(p->sim, &rq);
+}
+
+static const struct policy_ops spin_ops = {
+    .abi = POLICY_ABI, .name = "spin", .summary = "test", .seeds = "test",
+    .durable_size = sizeof(int), .promise = PROMISE_HANDLER,
+    .create = spin_create, .destroy = spin_destroy, .start = spin_start,
+    .on_publish = spin_publish, .on_timer = spin_timer, .on_run_end = spin_end,
+};
+
+/* Empty runs of zero duration, forever, at one instant. */
+static void test_livelock_same_instant(void **state)
+{
+    (void)state;
+    struct scenario *s = parse("horizon 1d\nworkflow w\n  consumer c subscribe t fifo runs 1s\n");
+    struct params ps = {0};
+    struct sim_opts o = {.seed = 1};
+    struct sim_result r;
+    sim_run(s, &spin_ops, &ps, &o, &r);
+    assert_int_equal(r.status, SIM_LIVELOCK);
+    assert_non_null(strstr(r.status_msg, "livelock"));
+    assert_true(r.end_us == 0);
+    sim_result_free(&r);
+    scenario_free(s);
+}
+
+/* Empty runs of 1 ms each: time advances, but a year of this would be 3e10
+ * events; the streak rule stops it after 1e5 runs. */
+static void test_livelock_busy_streak(void **state)
+{
+    (void)state;
+    struct scenario *s = parse("horizon 365d\nworkflow w\n  consumer c subscribe t fifo runs 1s idle 1ms\n");
+    struct params ps = {0};
+    struct sim_opts o = {.seed = 1};
+    struct sim_result r;
+    sim_run(s, &spin_ops, &ps, &o, &r);
+    assert_int_equal(r.status, SIM_LIVELOCK);
+    assert_non_null(strstr(r.status_msg, "w.c"));
+    assert_true(r.end_us < 200 * US_PER_S);
+    sim_result_free(&r);
+    scenario_free(s);
+}
+
+/* A timer re-armed at the same instant, forever. */
+static void spin_start_timer(struct policy *p, int restart, int64_t now) { sim_timer_at(p->sim, now, 1, 0); }
+static void test_livelock_timer(void **state)
+{
+    (void)state;
+    struct policy_ops ops = spin_ops;
+    ops.start = spin_start_timer;
+    struct scenario *s = parse("horizon 1d\nworkflow w\n  consumer c subscribe t fifo runs 1s\n");
+    struct params ps = {0};
+    struct sim_opts o = {.seed = 1};
+    struct sim_result r;
+    sim_run(s, &ops, &ps, &o, &r);
+    assert_int_equal(r.status, SIM_LIVELOCK);
+    sim_result_free(&r);
+    scenario_free(s);
+}
+
+/* --- durable vs volatile ------------------------------------------------- */
+
+static int starts_seen, restarts_seen, marker_after_restart;
+static struct policy *dv_create(struct sim *sim, void *durable, const struct params *ps)
+{
+    struct policy *p = spin_create(sim, durable, ps);
+    return p;
+}
+static void dv_start(struct policy *p, int restart, int64_t now)
+{
+    if (restart) {
+        restarts_seen++;
+        marker_after_restart = p->volatile_marker;
+    } else {
+        starts_seen++;
+    }
+    p->volatile_marker = 42;
+}
+static void dv_nothing_end(struct policy *p, const struct run_result *r, int64_t now) {}
+
+static void test_crash_recreates_volatile(void **state)
+{
+    (void)state;
+    struct policy_ops ops = spin_ops;
+    ops.create = dv_create;
+    ops.start = dv_start;
+    ops.on_run_end = dv_nothing_end;
+    struct scenario *s = parse("horizon 1d\nworkflow w\n  consumer c subscribe t fifo runs 1s\n"
+                               "crash host at 1h for 1m\ncrash host at 5h for 1m\n");
+    struct params ps = {0};
+    struct sim_opts o = {.seed = 1};
+    struct sim_result r;
+    starts_seen = restarts_seen = 0;
+    marker_after_restart = -1;
+    sim_run(s, &ops, &ps, &o, &r);
+    assert_int_equal(starts_seen, 1);
+    assert_int_equal(restarts_seen, 2);
+    assert_int_equal(marker_after_restart, 0); /* volatile state was rebuilt from nothing */
+    assert_int_equal(r.ck.ncrashes, 2);
+    sim_result_free(&r);
+    scenario_free(s);
+}
+
+/* --- tickers ----------------------------------------------------------------- */
+
+static int ticks_delivered;
+static int the_ticker;
+static void tk_start(struct policy *p, int restart, int64_t now)
+{
+    the_ticker = sim_ticker_new(p->sim, US_PER_S, 7);
+    sim_ticker_arm(p->sim, the_ticker, 10 * US_PER_DAY + 1);
+}
+static void tk_timer(struct policy *p, uint32_t tag, uint64_t arg, int64_t now)
+{
+    assert_int_equal(tag, 7);
+    assert_true(now == 10 * US_PER_DAY + US_PER_S); /* the first tick at or after the armed instant */
+    ticks_delivered++;
+}
+
+/* A one-second check loop over 30 days armed once: 2.6 M wake-ups counted,
+ * a handful of events processed. */
+static void test_ticker_costs_nothing(void **state)
+{
+    (void)state;
+    struct policy_ops ops = spin_ops;
+    ops.start = tk_start;
+    ops.on_timer = tk_timer;
+    ops.on_run_end = dv_nothing_end;
+    struct scenario *s = parse("horizon 30d\ndrain 0s\nworkflow w\n  consumer c subscribe t fifo runs 1s\n");
+    struct params ps = {0};
+    struct sim_opts o = {.seed = 1};
+    struct sim_result r;
+    ticks_delivered = 0;
+    sim_run(s, &ops, &ps, &o, &r);
+    assert_int_equal(r.status, SIM_OK);
+    assert_int_equal(ticks_delivered, 1);
+    assert_true(r.events < 10);
+    /* ticks at 1s .. 30d-1s: the tick at the end does not happen */
+    assert_true(r.ck.total.wakeups == (uint64_t)(30 * 86400 - 1));
+    sim_result_free(&r);
+    scenario_free(s);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_livelock_same_instant), cmocka_unit_test(test_livelock_busy_streak),
+        cmocka_unit_test(test_livelock_timer),        cmocka_unit_test(test_crash_recreates_volatile),
+        cmocka_unit_test(test_ticker_costs_nothing),
+    };
+    int rc = cmocka_run_group_tests(tests, NULL, NULL);
+    cal_zone_cache_free();
+    return rc;
+}

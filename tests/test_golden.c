@@ -1,0 +1,249 @@
+/* test_golden.c: golden runs of the baselines, with every metric computed
+ * by hand from the policy's rules (the reasoning is in the comments), and
+ * the engine's determinism. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+#include <string.h>
+
+#include "sim/sim.h"
+#include "sim/util.h"
+
+static void run_text(const char *text, const char *policy, const char *kv, struct sim_result *res)
+{
+    struct scenario *s;
+    struct diag d;
+    int rc = scenario_parse_buf("golden.scn", text, strlen(text), &s, &d);
+    if (rc != 0)
+        diag_print(&d);
+    assert_int_equal(rc, 0);
+    const struct policy_ops *ops = policy_find(policy);
+    assert_non_null(ops);
+    struct params ps;
+    params_init(&ps, ops);
+    if (kv) {
+        char k[64], v[64], msg[256];
+        assert_int_equal(sscanf(kv, "%63[^=]=%63s", k, v), 2);
+        assert_int_equal(params_set(&ps, k, v, msg, sizeof msg), 0);
+    }
+    struct sim_opts o = {.seed = s->seed};
+    sim_run(s, ops, &ps, &o, res);
+    scenario_free(s);
+}
+
+static double m(const struct sim_result *r, const char *name)
+{
+    double v = -12345;
+    assert_int_equal(metric_get(&r->ck, -1, name, &v), 0);
+    return v;
+}
+
+#define S(n) ((double)(n) * 1e6)
+/* Percentiles are read from histograms with a relative error under 0.4 %. */
+#define NEAR(v, want) assert_true((v) >= (want) * 0.996 && (v) <= (want) * 1.004)
+
+/* A producer every 20 min (runs 50 s, publishes 2) and a FIFO consumer
+ * (runs 10 s); horizon 1 h, drain 1 h. */
+static const char *two_step =
+    "horizon 1h\n"
+    "drain 1h\n"
+    "workflow w\n"
+    "  producer p every 20m runs 50s publish t 2\n"
+    "  consumer c subscribe t fifo runs 10s\n";
+
+/* oracle: the producer fires at 0, 20m, 40m (three timer wake-ups) and
+ * commits at 50s, 20m50s, 40m50s, publishing two items each.  The first
+ * item starts a consumer run at once (committed 10 s later); the second
+ * waits for it and commits 10 s after that.  Latencies 10,10,10,20,20,20 s:
+ * p50 (3rd of 6) = 10 s, p99 = max = 20 s, mean 15 s.  Runs 3 + 6. */
+static void test_oracle_two_step(void **state)
+{
+    (void)state;
+    struct sim_result r;
+    run_text(two_step, "oracle", NULL, &r);
+    assert_int_equal(r.status, SIM_OK);
+    assert_true(m(&r, "published") == 6);
+    assert_true(m(&r, "processed") == 6);
+    assert_true(m(&r, "lost") == 0);
+    assert_true(m(&r, "runs") == 9);
+    assert_true(m(&r, "runs_empty") == 0);
+    assert_true(m(&r, "busy_loops") == 0);
+    assert_true(m(&r, "wakeups") == 3);
+    assert_true(m(&r, "dues") == 3);
+    assert_true(m(&r, "missed") == 0);
+    assert_true(m(&r, "lateness.max") == 0);
+    NEAR(m(&r, "latency.p50"), S(10));
+    NEAR(m(&r, "latency.p99"), S(20));
+    assert_true(m(&r, "latency.max") == S(20));
+    assert_true(m(&r, "latency.mean") == S(15));
+    assert_true(m(&r, "duplicates") == 0);
+    assert_true(m(&r, "overlaps") == 0);
+    sim_result_free(&r);
+}
+
+/* poll (period 1m): the host polls at 0 and at every minute until the end
+ * at 2h (ticks 1m..119m: 119 wake-ups; the tick at 2h is the end).  The
+ * consumer runs at all 120 polls: at 1m, 21m and 41m it takes the two items
+ * published at 50s, 20m50s, 40m50s (latency 20 s each: committed at
+ * 1m10s...), the other 117 runs are empty and have no new input since the
+ * previous run: 117 busy loops.  The producer runs at its dues 0, 20m, 40m
+ * on time.  Runs 3 + 120. */
+static void test_poll_two_step(void **state)
+{
+    (void)state;
+    struct sim_result r;
+    run_text(two_step, "poll", NULL, &r);
+    assert_int_equal(r.status, SIM_OK);
+    assert_true(m(&r, "published") == 6);
+    assert_true(m(&r, "processed") == 6);
+    assert_true(m(&r, "runs") == 123);
+    assert_true(m(&r, "runs_empty") == 117);
+    assert_true(m(&r, "busy_loops") == 117);
+    assert_true(m(&r, "wakeups") == 119);
+    assert_true(m(&r, "missed") == 0);
+    assert_true(m(&r, "lateness.max") == 0);
+    NEAR(m(&r, "latency.p50"), S(20));
+    assert_true(m(&r, "latency.max") == S(20));
+    assert_true(m(&r, "overlaps") == 0);
+    sim_result_free(&r);
+}
+
+/* poll with period 30m: polls at 0, 30m, 60m, 90m (ticks 30m, 60m, 90m:
+ * 3 wake-ups; 120m is the end).  Producer: due 0 served at 0; due 20m
+ * served at 30m (lateness 10m, within its period [20m, 40m)); due 40m served
+ * at 60m (lateness 20m, outside [40m, 60m): missed).  Its commits at 50s,
+ * 30m50s, 60m50s; the consumer takes each pair at the next poll: 30m (wait
+ * 29m10s + 10s run = 29m20s), 60m (29m20s), 90m (29m20s).  Consumer runs: 4
+ * polls, one empty (at 0, no input: a busy loop). */
+static void test_poll_slow(void **state)
+{
+    (void)state;
+    struct sim_result r;
+    run_text(two_step, "poll", "period=30m", &r);
+    assert_true(m(&r, "wakeups") == 3);
+    assert_true(m(&r, "runs") == 7);
+    assert_true(m(&r, "runs_empty") == 1);
+    assert_true(m(&r, "busy_loops") == 1);
+    assert_true(m(&r, "missed") == 1);
+    NEAR(m(&r, "lateness.p50"), S(600));
+    assert_true(m(&r, "lateness.max") == S(1200));
+    assert_true(m(&r, "latency.max") == S(29 * 60 + 20));
+    NEAR(m(&r, "latency.p50"), S(29 * 60 + 20));
+    sim_result_free(&r);
+}
+
+/* A digest at 09:00 (UTC zone): items published at 01:00 and 05:00 are due
+ * at 09:00; the oracle wakes once then (one timer), takes both, commits at
+ * 09:00:05.  Latencies 8h00m05s and 4h00m05s. */
+static void test_oracle_digest(void **state)
+{
+    (void)state;
+    struct sim_result r;
+    run_text("horizon 12h\n"
+             "workflow w\n"
+             "  consumer d subscribe t digest 09:00 runs 5s\n"
+             "publish t at 1h\n"
+             "publish t at 5h\n",
+             "oracle", NULL, &r);
+    assert_true(m(&r, "processed") == 2);
+    assert_true(m(&r, "runs") == 1);
+    assert_true(m(&r, "wakeups") == 1);
+    assert_true(m(&r, "latency.max") == S(8 * 3600 + 5));
+    NEAR(m(&r, "latency.p50"), S(4 * 3600 + 5));
+    sim_result_free(&r);
+}
+
+/* A host crash in the middle of a consumer's mutation: the run is cut; the
+ * item stays pending (topics are durable) and the oracle runs it again at
+ * the restart.  Item at 1h, run 10m (prepare 1m, mutate 8m, emit 1m); crash
+ * at 1h05m for 5m; restart at 1h10m; the new run commits at 1h20m: latency
+ * 20m, one crashed run, recovery_time 0 (it starts at the restart). */
+static void test_oracle_crash(void **state)
+{
+    (void)state;
+    struct sim_result r;
+    run_text("horizon 4h\n"
+             "workflow w\n"
+             "  consumer c subscribe t fifo runs 10m\n"
+             "publish t at 1h\n"
+             "crash host at 1h05m for 5m\n",
+             "oracle", NULL, &r);
+    assert_true(m(&r, "processed") == 1);
+    assert_true(m(&r, "runs") == 2);
+    assert_true(m(&r, "runs_crashed") == 1);
+    assert_true(m(&r, "latency.max") == S(20 * 60));
+    assert_true(m(&r, "double_effects") == 0);
+    assert_int_equal(r.ck.ncrashes, 1);
+    assert_true(r.ck.crashes[0].recovery_time_us == 0);
+    assert_true(r.ck.crashes[0].ok);
+    sim_result_free(&r);
+}
+
+/* The same crash after the mutation (crash at 1h09m30s, mutated at 1h09m):
+ * the oracle resumes the run at emitting (1m), so the mutation is not
+ * applied again: commit at 1h10m + 1m + ... restart 1h14m30s, commit at
+ * 1h15m30s, latency 15m30s, no double effect.  poll reruns it from scratch
+ * and applies the mutation twice. */
+static void test_crash_after_mutation(void **state)
+{
+    (void)state;
+    const char *text = "horizon 4h\n"
+                       "workflow w\n"
+                       "  consumer c subscribe t fifo runs 10m\n"
+                       "publish t at 1h\n"
+                       "crash host at 1h09m30s for 5m\n";
+    struct sim_result r;
+    run_text(text, "oracle", NULL, &r);
+    assert_true(m(&r, "processed") == 1);
+    assert_true(m(&r, "double_effects") == 0);
+    assert_true(m(&r, "latency.max") == S(15 * 60 + 30));
+    sim_result_free(&r);
+    run_text(text, "poll", NULL, &r);
+    assert_true(m(&r, "processed") == 1);
+    assert_true(m(&r, "double_effects") == 1);
+    assert_int_equal(r.ck.crashes[0].ok, 0);
+    sim_result_free(&r);
+}
+
+/* Determinism: the same inputs give the same fingerprint and metrics; a
+ * different seed gives another trace; the workload does not depend on the
+ * policy (common random numbers). */
+static void test_determinism(void **state)
+{
+    (void)state;
+    const char *text = "horizon 2d\n"
+                       "seed 9\n"
+                       "workflow w x 3\n"
+                       "  producer p every 7m runs exp(30s) source s\n"
+                       "  consumer c subscribe s batch 5 or 20m runs uniform(1s,9s)\n"
+                       "source s poisson 30/h\n"
+                       "crash host random mtbf 10h mttr 10m\n"
+                       "fail w.c transient 5%\n";
+    struct sim_result a, b, c;
+    run_text(text, "poll", NULL, &a);
+    run_text(text, "poll", NULL, &b);
+    assert_true(a.fingerprint == b.fingerprint);
+    assert_true(a.events == b.events);
+    assert_memory_equal(&a.ck.total.published, &b.ck.total.published,
+                        offsetof(struct metrics, latency) - offsetof(struct metrics, published));
+    run_text(text, "oracle", NULL, &c);
+    assert_true(c.fingerprint != a.fingerprint);
+    sim_result_free(&a);
+    sim_result_free(&b);
+    sim_result_free(&c);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_oracle_two_step),   cmocka_unit_test(test_poll_two_step),
+        cmocka_unit_test(test_poll_slow),         cmocka_unit_test(test_oracle_digest),
+        cmocka_unit_test(test_oracle_crash),      cmocka_unit_test(test_crash_after_mutation),
+        cmocka_unit_test(test_determinism),
+    };
+    int rc = cmocka_run_group_tests(tests, NULL, NULL);
+    cal_zone_cache_free();
+    return rc;
+}
