@@ -241,6 +241,29 @@ void *sim_drealloc(struct sim *sim, void *p, size_t n)
     return NULL;
 }
 
+void sim_dfree(struct sim *sim, void *p)
+{
+    for (size_t i = 0; i < sim->ndalloc; i++) {
+        if (sim->dallocs[i] == p) {
+            free(p);
+            sim->dallocs[i] = sim->dallocs[--sim->ndalloc];
+            return;
+        }
+    }
+    SIM_ASSERT(0 && "sim_dfree of a block not from sim_dalloc");
+}
+
+void *sim_durable_realloc(void *ctx, void *p, size_t n)
+{
+    struct sim *sim = ctx;
+    if (n == 0) {
+        if (p)
+            sim_dfree(sim, p);
+        return NULL;
+    }
+    return sim_drealloc(sim, p, n);
+}
+
 /* --- timers and tickers ------------------------------------------------------ */
 
 static void stop(struct sim *sim, enum sim_status st, const char *msg)

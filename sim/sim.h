@@ -82,6 +82,10 @@ struct rng *sim_policy_rng(struct sim *sim);
 /* Durable allocations: they survive crashes and are freed at the end. */
 void *sim_dalloc(struct sim *sim, size_t n);             /* zeroed */
 void *sim_drealloc(struct sim *sim, void *p, size_t n);
+void sim_dfree(struct sim *sim, void *p);
+/* The durable allocator in the shape jobs_init wants (ctx: the sim; n = 0
+ * frees). */
+void *sim_durable_realloc(void *ctx, void *p, size_t n);
 
 /* Timers: a one-shot at at_us (>= now) that calls on_timer(tag, arg).  Each
  * firing counts as one host wake-up.  All timers vanish at a host crash.
