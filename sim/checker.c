@@ -1101,7 +1101,7 @@ enum metric_id {
     M_BUSY_LOOPS, M_WAKEUPS, M_OVERLAPS, M_OVERLAP_RUNS,
     M_LAT_P50, M_LAT_P90, M_LAT_P99, M_LAT_MAX, M_LAT_MEAN,
     M_LATE_P50, M_LATE_P99, M_LATE_MAX, M_LATE_MEAN,
-    M_CRASHES, M_RECOVERY_OK, M_STUCK, M_RECOVERY_TIME,
+    M_CRASHES, M_RECOVERY_OK, M_STUCK, M_RECOVERY_TIME, M_LIVELOCK,
     M_COUNT
 };
 
@@ -1138,6 +1138,7 @@ const struct metric_info metric_table[] = {
     {"recovery_ok", 0, 1, 0, "every crash recovered: nothing lost, no double effect, nothing stuck, in bound"},
     {"stuck", 0, 0, 0, "handlers with due work at a restart that never ran again (summed over crashes)"},
     {"recovery_time", 1, 0, 0, "longest restart -> first run that made progress; -1 if one never did"},
+    {"livelock", 0, 1, 0, "the engine stopped the run as a livelock (metrics cover the time before)"},
 };
 const int metric_count = (int)(sizeof metric_table / sizeof metric_table[0]);
 
@@ -1193,6 +1194,7 @@ int metric_get(const struct checker_result *r, int tmpl, const char *name, doubl
     case M_RECOVERY_OK: *out = r->recovery_ok ? 1.0 : 0.0; break;
     case M_STUCK: *out = (double)r->stuck; break;
     case M_RECOVERY_TIME: *out = (double)r->recovery_time_max_us; break;
+    case M_LIVELOCK: *out = r->livelock ? 1.0 : 0.0; break;
     default: return -1;
     }
     return 0;

@@ -75,6 +75,7 @@ struct checker_result {
     int recovery_ok;               /* all crashes ok (1 when there were none) */
     uint64_t stuck;                /* sum over crashes */
     int64_t recovery_time_max_us;  /* -1 if some crash never recovered */
+    int livelock;                  /* set by the engine: the run was stopped as a livelock */
 };
 
 struct checker;

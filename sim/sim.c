@@ -1112,6 +1112,7 @@ void sim_run(const struct scenario *s, const struct policy_ops *ops, const struc
     out->end_us = sim->now_us;
     out->fingerprint = sim->fp;
     checker_finish(sim->ck, sim->now_us, &out->ck);
+    out->ck.livelock = out->status == SIM_LIVELOCK;
 
     checker_free(sim->ck);
     evq_free(sim->q);
