@@ -37,6 +37,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "sim/rng.h"
 #include "sim/util.h"
 
 /* ---- small containers ---------------------------------------------------- */
@@ -170,7 +171,17 @@ struct crash_x {
     uint8_t due;                   /* work was due at its restart */
 };
 
+/* A result some policy tried to deliver: its id, its handler template and
+ * whether any attempt succeeded. */
+struct delivery {
+    uint64_t id;                   /* 0: empty slot (ids are stored + 1) */
+    uint32_t tmpl;
+    uint8_t delivered;
+};
+
 struct checker {
+    struct delivery *dl;           /* open-addressing map by id */
+    size_t dl_cap, ndl;
     const struct world *w;
     const struct scenario *scn;
     enum promise promise;
@@ -490,6 +501,7 @@ void checker_free(struct checker *c)
         metrics_free(&c->tm[t]);
     free(c->tm);
     metrics_free(&c->total);
+    free(c->dl);
     free(c->items);
     free(c->hs);
     free(c->prod_of);
@@ -750,7 +762,7 @@ void checker_run_end(struct checker *c, uint64_t run, enum run_outcome out, int6
         note_interrupted(c, h);
         break;
     case OUT_CUTOFF:
-        m->runs_crashed++;
+        m->runs_cutoff++;
         break;
     default:
         SIM_ASSERT(0 && "unknown run outcome");
@@ -800,6 +812,50 @@ void checker_restart(struct checker *c, int target, uint32_t index, int64_t now_
     for (int32_t i = x->int_head; i >= 0; i = c->ints[i].next)
         log_add(c, c->ints[i].handler, x->rk, x->rk + 1);
     c->de_crash = (int32_t)k;
+}
+
+static struct delivery *delivery_slot(struct checker *c, uint64_t id)
+{
+    if (c->ndl * 2 >= c->dl_cap) {
+        size_t cap = c->dl_cap ? c->dl_cap * 2 : 64;
+        struct delivery *n = xcalloc(cap, sizeof *n);
+        for (size_t i = 0; i < c->dl_cap; i++) {
+            if (!c->dl[i].id)
+                continue;
+            size_t k = (size_t)(rng_mix(c->dl[i].id) & (cap - 1));
+            while (n[k].id)
+                k = (k + 1) & (cap - 1);
+            n[k] = c->dl[i];
+        }
+        free(c->dl);
+        c->dl = n;
+        c->dl_cap = cap;
+    }
+    size_t k = (size_t)(rng_mix(id + 1) & (c->dl_cap - 1));
+    while (c->dl[k].id && c->dl[k].id != id + 1)
+        k = (k + 1) & (c->dl_cap - 1);
+    return &c->dl[k];
+}
+
+void checker_delivery(struct checker *c, uint32_t handler, uint64_t id, int ok, int64_t now_us)
+{
+    SIM_ASSERT(!c->finished);
+    SIM_ASSERT(handler < c->w->nh);
+    advance(c, now_us);
+    uint32_t tmpl = c->w->h[handler].tmpl;
+    struct delivery *d = delivery_slot(c, id);
+    if (!d->id) {
+        d->id = id + 1;
+        d->tmpl = tmpl;
+        c->ndl++;
+    }
+    if (!ok)
+        return;
+    struct metrics *m = &c->tm[tmpl];
+    m->deliveries++;
+    if (d->delivered)
+        m->dup_deliveries++;
+    d->delivered = 1;
 }
 
 void checker_wakeups(struct checker *c, uint64_t n)
@@ -1041,6 +1097,9 @@ void checker_finish(struct checker *c, int64_t end_us, struct checker_result *ou
             c->tm[c->groups[g].ep_tmpl].overlaps_us += end_us - c->groups[g].ep_start_us;
 
     finish_dues(c);
+    for (size_t i = 0; i < c->dl_cap; i++)
+        if (c->dl[i].id && !c->dl[i].delivered)
+            c->tm[c->dl[i].tmpl].undelivered++;
     int64_t *lost_diff = xcalloc((size_t)c->ncrashes + 1, sizeof *lost_diff);
     finish_items(c, lost_diff);
     finish_crashes(c, lost_diff, out);
@@ -1065,6 +1124,10 @@ void checker_finish(struct checker *c, int64_t end_us, struct checker_result *ou
         t->busy_loops += m->busy_loops;
         t->runs_failed += m->runs_failed;
         t->runs_crashed += m->runs_crashed;
+        t->runs_cutoff += m->runs_cutoff;
+        t->deliveries += m->deliveries;
+        t->dup_deliveries += m->dup_deliveries;
+        t->undelivered += m->undelivered;
         t->overlaps_us += m->overlaps_us;
         t->overlap_runs += m->overlap_runs;
     }
@@ -1097,11 +1160,11 @@ void checker_result_free(struct checker_result *r)
 
 enum metric_id {
     M_PUBLISHED, M_PROCESSED, M_LOST, M_DROPPED, M_STRANDED, M_DUPLICATES, M_DOUBLE_EFFECTS,
-    M_DUES, M_MISSED, M_COALESCED, M_RUNS, M_RUNS_EMPTY, M_RUNS_FAILED, M_RUNS_CRASHED,
+    M_DUES, M_MISSED, M_COALESCED, M_RUNS, M_RUNS_EMPTY, M_RUNS_FAILED, M_RUNS_CRASHED, M_RUNS_CUTOFF,
     M_BUSY_LOOPS, M_WAKEUPS, M_OVERLAPS, M_OVERLAP_RUNS,
     M_LAT_P50, M_LAT_P90, M_LAT_P99, M_LAT_MAX, M_LAT_MEAN,
     M_LATE_P50, M_LATE_P99, M_LATE_MAX, M_LATE_MEAN,
-    M_CRASHES, M_RECOVERY_OK, M_STUCK, M_RECOVERY_TIME, M_LIVELOCK,
+    M_CRASHES, M_RECOVERY_OK, M_STUCK, M_RECOVERY_TIME, M_LIVELOCK, M_DELIVERIES, M_DUP_DELIVERIES, M_UNDELIVERED,
     M_COUNT
 };
 
@@ -1120,7 +1183,8 @@ const struct metric_info metric_table[] = {
     {"runs", 0, 0, 1, "runs started"},
     {"runs_empty", 0, 0, 1, "consumer runs that took no items"},
     {"runs_failed", 0, 0, 1, "runs that ended failed"},
-    {"runs_crashed", 0, 0, 1, "runs interrupted by a crash or cut off at the end"},
+    {"runs_crashed", 0, 0, 1, "runs interrupted by a crash"},
+    {"runs_cutoff", 0, 0, 1, "runs cut off: still active at the end of a graceful stop's grace, or at the end"},
     {"busy_loops", 0, 0, 1, "empty runs with no new input since the handler's previous run"},
     {"wakeups", 0, 0, 0, "times the host scheduler woke"},
     {"overlaps", 1, 0, 1, "time with two or more runs active against the policy's promise"},
@@ -1139,6 +1203,9 @@ const struct metric_info metric_table[] = {
     {"stuck", 0, 0, 0, "handlers with due work at a restart that never ran again (summed over crashes)"},
     {"recovery_time", 1, 0, 0, "longest restart -> first run that made progress; -1 if one never did"},
     {"livelock", 0, 1, 0, "the engine stopped the run as a livelock (metrics cover the time before)"},
+    {"deliveries", 0, 0, 1, "successful deliveries of run results (policies with a delivery queue)"},
+    {"dup_deliveries", 0, 0, 1, "successful deliveries of a result that had been delivered before"},
+    {"undelivered", 0, 0, 1, "results with delivery attempts, none successful by the end"},
 };
 const int metric_count = (int)(sizeof metric_table / sizeof metric_table[0]);
 
@@ -1177,6 +1244,10 @@ int metric_get(const struct checker_result *r, int tmpl, const char *name, doubl
     case M_RUNS_EMPTY: *out = (double)m->runs_empty; break;
     case M_RUNS_FAILED: *out = (double)m->runs_failed; break;
     case M_RUNS_CRASHED: *out = (double)m->runs_crashed; break;
+    case M_RUNS_CUTOFF: *out = (double)m->runs_cutoff; break;
+    case M_DELIVERIES: *out = (double)m->deliveries; break;
+    case M_DUP_DELIVERIES: *out = (double)m->dup_deliveries; break;
+    case M_UNDELIVERED: *out = (double)m->undelivered; break;
     case M_BUSY_LOOPS: *out = (double)m->busy_loops; break;
     case M_WAKEUPS: *out = (double)r->total.wakeups; break;
     case M_OVERLAPS: *out = (double)m->overlaps_us; break;

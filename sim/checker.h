@@ -44,7 +44,10 @@ struct metrics {
     uint64_t published, processed, lost, dropped, stranded;
     uint64_t duplicates, double_effects;
     uint64_t dues, missed, coalesced;
-    uint64_t runs, runs_empty, busy_loops, runs_failed, runs_crashed;
+    uint64_t runs, runs_empty, busy_loops, runs_failed, runs_crashed, runs_cutoff;
+    uint64_t deliveries;           /* successful deliveries of results */
+    uint64_t dup_deliveries;       /* successful deliveries of a result already delivered */
+    uint64_t undelivered;          /* results attempted but never delivered by the end */
     uint64_t wakeups;
     int64_t overlaps_us;           /* time with two runs active against the promise */
     uint64_t overlap_runs;         /* runs that started while another was active against it */
@@ -103,6 +106,9 @@ void checker_run_end(struct checker *c, uint64_t run, enum run_outcome out, int6
 void checker_crash(struct checker *c, int target, uint32_t index, int64_t now_us);
 void checker_restart(struct checker *c, int target, uint32_t index, int64_t now_us);
 void checker_wakeups(struct checker *c, uint64_t n);
+/* One attempt to deliver result `id` (an id the policy chose, unique in the
+ * simulation) of handler h, successful or not. */
+void checker_delivery(struct checker *c, uint32_t handler, uint64_t id, int ok, int64_t now_us);
 
 /* Computes every metric at the end of the simulation (end_us: horizon +
  * drain, or where a stopped run stopped). */

@@ -312,13 +312,14 @@ struct line {
 enum { HDR_NAME, HDR_START, HDR_TZ, HDR_HORIZON, HDR_DRAIN, HDR_SEED, HDR_RB, NHDR };
 static const char *const hdr_names[NHDR] = {"name", "start", "timezone", "horizon", "drain", "seed", "recovery-bound"};
 
-enum body_kind { B_WORKFLOW, B_SOURCE, B_PUBLISH, B_CRASH, B_FAIL, B_TRIGGER, B_SET, B_VARIANT, B_EXPECT, NBODY };
+enum body_kind { B_WORKFLOW, B_SOURCE, B_PUBLISH, B_CRASH, B_FAIL, B_TRIGGER, B_SET, B_VARIANT, B_EXPECT, B_STOP, NBODY };
 static const char *const body_names[NBODY] = {"workflow", "source", "publish", "crash", "fail",
-                                              "trigger",  "set",    "variant", "expect"};
+                                              "trigger",  "set",    "variant", "expect", "stop"};
 
 /* A name used before it may be defined, resolved after the whole file was
  * read (pass 3).  a/b say who refers; see the callers of add_ref. */
-static const char *const fail_class_names[FAIL_NCLASS] = {"", "transient", "logic", "internal", "indeterminate"};
+static const char *const fail_class_names[FAIL_NCLASS] = {"",         "transient",     "logic",
+                                                          "internal", "indeterminate", "delivery"};
 
 enum ref_kind { REF_SOURCE, REF_TOPIC, REF_FAIL, REF_TRIGGER, REF_EXPECT_FOR, REF_EXPECT_POLICY, REF_SET };
 struct ref {
@@ -852,7 +853,7 @@ static int pass1_line(struct parser *p, const struct line *L)
         return 0;
     return perr(p, L->no, t0->col,
                 "unknown directive '%s' (valid: name, start, timezone, horizon, drain, seed, recovery-bound, "
-                "workflow, source, publish, crash, fail, trigger, set, variant, expect)",
+                "workflow, source, publish, crash, stop, fail, trigger, set, variant, expect)",
                 q(p, t0->s));
 }
 
@@ -1725,6 +1726,59 @@ static int parse_crash(struct parser *p, const struct line *L)
     return 0;
 }
 
+/* `stop host at T [grace G] [for D]`: a graceful stop of the host. */
+static int parse_stop(struct parser *p, const struct line *L)
+{
+    struct scenario *s = p->s;
+    int no = L->no;
+    if (need(p, L, 0, 1, "'host'"))
+        return -1;
+    if (strcmp(L->tok[1].s, "host"))
+        return perr(p, no, L->tok[1].col, "unknown stop target '%s' (valid: host)", q(p, L->tok[1].s));
+    struct crash_def c = {0};
+    c.line = no;
+    c.target = CRASH_STOP;
+    c.grace_us = 30 * US_PER_S;
+    c.down_us = SIM_NEVER;
+    int c_at = 0, c_grace = 0, c_for = 0;
+    for (int i = 2; i < L->ntok; i += 2) {
+        const struct tok *o = &L->tok[i];
+        int *seen;
+        if (!strcmp(o->s, "at"))
+            seen = &c_at;
+        else if (!strcmp(o->s, "grace"))
+            seen = &c_grace;
+        else if (!strcmp(o->s, "for"))
+            seen = &c_for;
+        else
+            return perr(p, no, o->col, "unexpected '%s' in a stop line (valid: at T, grace D, for D)", q(p, o->s));
+        if (*seen)
+            return perr(p, no, o->col, "duplicate '%s' (first at column %d)", o->s, *seen);
+        *seen = o->col;
+        if (need(p, L, i, 1, seen == &c_at ? "an instant" : "a duration"))
+            return -1;
+        const struct tok *v = &L->tok[i + 1];
+        if (seen == &c_at) {
+            if (parse_instant(p, no, v, LIM_END, &c.at_us))
+                return -1;
+        } else if (seen == &c_grace) {
+            if (parse_dur(p, no, v->col, v->s, 0, "'grace'", &c.grace_us))
+                return -1;
+        } else if (parse_dur(p, no, v->col, v->s, 1, "stop downtime ('for')", &c.down_us)) {
+            return -1;
+        }
+    }
+    if (!c_at)
+        return perr(p, no, end_col(L), "missing 'at T' in a stop line");
+    if (c_for && c.down_us <= c.grace_us)
+        return perr(p, no, c_for, "the downtime ('for') must be longer than the grace period");
+    if (s->ncrashes >= SCN_MAX_CRASHES)
+        return perr(p, no, 1, "too many crash and stop lines (limit %d)", SCN_MAX_CRASHES);
+    s->crashes = xgrow(s->crashes, sizeof *s->crashes, &p->cap_crashes, (size_t)s->ncrashes + 1);
+    s->crashes[s->ncrashes++] = c;
+    return 0;
+}
+
 static int parse_fail(struct parser *p, const struct line *L)
 {
     int no = L->no;
@@ -2116,6 +2170,7 @@ static int pass2_line(struct parser *p, const struct line *L)
     case B_SOURCE: return parse_source(p, L);
     case B_PUBLISH: return parse_publish(p, L);
     case B_CRASH: return parse_crash(p, L);
+    case B_STOP: return parse_stop(p, L);
     case B_FAIL: return parse_fail(p, L);
     case B_TRIGGER: return parse_trigger(p, L);
     case B_SET: return parse_set(p, L);

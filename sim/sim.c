@@ -33,6 +33,7 @@ enum ev_kind {
     EV_TRIGGER,       /* a: trigger def */
     EV_HORIZON,
     EV_END,
+    EV_CUTOFF,        /* a: stop def whose grace ran out */
 };
 #define EV_KIND(k) ((k) & 0xffu)
 #define EV_EPOCH(k) ((k) >> 8)
@@ -98,7 +99,10 @@ struct sim {
 
     int64_t now_us, end_us;
     uint32_t epoch;                /* bumped at each host crash */
-    int host_up;
+    int host_up;                   /* the policy exists */
+    int accepting;                 /* host up and not stopping: it may start runs */
+    int stopping;                  /* a graceful stop in progress: its crash def + 1 */
+    evq_handle stop_ev;            /* the stop's EV_CUTOFF */
     int stopped;
     uint64_t same_instant;         /* policy-driven events at the current instant */
 
@@ -453,11 +457,11 @@ static void publish(struct sim *sim, uint32_t t, int64_t origin_us, uint32_t key
         checker_publish(sim->ck, id, c, origin_us, sim->now_us);
         fold(sim, 1, id, c);
         trace(sim, "publish", c, 0, "item=%" PRIu64 " key=%u", id, key);
-        if (sim->host_up) {
+        if (sim->accepting) {
             sim->ops->on_publish(sim->pol, c, id, sim->now_us);
         } else if (sim->ops->items_volatile) {
-            /* The host is down: an event for a policy that keeps items only
-             * in memory has nowhere to go. */
+            /* The host is down or stopping: an event for a policy that keeps
+             * items only in memory has nowhere to go. */
             item_gone(sim, id, ITEM_DROPPED);
             checker_drop(sim->ck, id, DROP_CRASH, sim->now_us);
         }
@@ -572,6 +576,8 @@ uint64_t sim_run_start(struct sim *sim, const struct run_req *rq)
 {
     SIM_ASSERT(sim->host_up);
     SIM_ASSERT(rq->handler < sim->w.nh);
+    if (!sim->accepting)
+        return 0; /* a stopping host starts nothing new */
     policy_event(sim);
     const struct handler_def *hd = world_hdef(&sim->w, rq->handler);
     struct handler_state *hs = &sim->hs[rq->handler];
@@ -673,6 +679,8 @@ uint64_t sim_run_start(struct sim *sim, const struct run_req *rq)
     uint32_t u = (uint32_t)rng_below(&hs->fault, 1000000);
     uint32_t acc = 0;
     for (uint8_t k = 0; k < hd->nfails; k++) {
+        if (hd->fails[k].cls == FAIL_DELIVERY)
+            continue; /* drawn per delivery attempt, in sim_deliver */
         acc += hd->fails[k].ppm;
         if (u < acc) {
             r->fail = (uint8_t)hd->fails[k].cls;
@@ -696,6 +704,8 @@ uint64_t sim_run_start(struct sim *sim, const struct run_req *rq)
     }
     return id;
 }
+
+static void stop_complete(struct sim *sim);
 
 static void run_finish(struct sim *sim, uint64_t id, enum run_outcome out)
 {
@@ -791,6 +801,8 @@ static void run_phase(struct sim *sim, uint64_t id)
     res.phase = PHASE_COMMITTED;
     if (sim->host_up)
         sim->ops->on_run_end(sim->pol, &res, sim->now_us);
+    if (sim->stopping && sim->nactive == 0)
+        stop_complete(sim);
     return;
 failed:
     res.outcome = OUT_FAILED;
@@ -799,6 +811,26 @@ failed:
     run_finish(sim, id, OUT_FAILED);
     if (sim->host_up)
         sim->ops->on_run_end(sim->pol, &res, sim->now_us);
+    if (sim->stopping && sim->nactive == 0)
+        stop_complete(sim);
+}
+
+int sim_deliver(struct sim *sim, uint32_t handler, uint64_t id)
+{
+    SIM_ASSERT(handler < sim->w.nh);
+    policy_event(sim);
+    const struct handler_def *hd = world_hdef(&sim->w, handler);
+    uint32_t ppm = 0;
+    for (uint8_t k = 0; k < hd->nfails; k++)
+        if (hd->fails[k].cls == FAIL_DELIVERY)
+            ppm = hd->fails[k].ppm;
+    /* Drawn from the handler's fault stream only when a delivery failure is
+     * configured, so that deliveries never shift the other draws. */
+    int ok = ppm == 0 || rng_below(&sim->hs[handler].fault, 1000000) >= ppm;
+    checker_delivery(sim->ck, handler, id, ok, sim->now_us);
+    fold(sim, 14, id, (uint64_t)ok);
+    trace(sim, "deliver", handler, 0, "result=%" PRIu64 " %s", id, ok ? "delivered" : "failed");
+    return ok;
 }
 
 void sim_run_get(const struct sim *sim, uint64_t run, struct sim_run_info *o)
@@ -815,8 +847,9 @@ void sim_run_get(const struct sim *sim, uint64_t run, struct sim_run_info *o)
 
 uint32_t sim_active_runs(const struct sim *sim, uint32_t handler) { return sim->hs[handler].active; }
 
-/* Interrupts the active runs that match (worker 0 with all = 1: every run). */
-static void interrupt_runs(struct sim *sim, int all, int any_worker, uint32_t worker)
+/* Interrupts the active runs that match (all = 1: every run), ending them
+ * with outcome out (crashed, or cut off by a graceful stop). */
+static void interrupt_runs(struct sim *sim, int all, int any_worker, uint32_t worker, enum run_outcome out)
 {
     size_t i = 0;
     while (i < sim->nactive) {
@@ -830,18 +863,34 @@ static void interrupt_runs(struct sim *sim, int all, int any_worker, uint32_t wo
         if (r->ev)
             evq_cancel(sim->q, r->ev);
         r->ev = 0;
-        run_finish(sim, id, OUT_CRASHED);
+        run_finish(sim, id, out);
     }
 }
 
 /* --- crashes ---------------------------------------------------------------------- */
 
-static void host_down(struct sim *sim)
+/* The host stops taking work: its timers and tickers are gone. */
+static void host_quiesce(struct sim *sim)
 {
-    sim->host_up = 0;
+    sim->accepting = 0;
     tickers_stop_all(sim);
     sim->epoch++;
-    interrupt_runs(sim, 1, 0, 0);
+}
+
+/* The host goes down: active runs end with outcome out, the policy's
+ * volatile state is destroyed. */
+static void host_down(struct sim *sim, enum run_outcome out)
+{
+    if (sim->accepting)
+        host_quiesce(sim);
+    if (sim->stopping) {
+        /* A crash during a graceful stop ends the stop too. */
+        evq_cancel(sim->q, sim->stop_ev);
+        sim->stop_ev = 0;
+        sim->stopping = 0;
+    }
+    interrupt_runs(sim, 1, 0, 0, out);
+    sim->host_up = 0;
     sim->ops->destroy(sim->pol);
     sim->pol = NULL;
     if (sim->ops->items_volatile) {
@@ -864,8 +913,11 @@ static void host_down(struct sim *sim)
 
 static void host_up(struct sim *sim, int restart)
 {
+    if (sim->host_up)
+        return; /* already brought back by another restart */
     sim->pol = sim->ops->create(sim, sim->durable, sim->ps);
     sim->host_up = 1;
+    sim->accepting = 1;
     sim->ops->start(sim->pol, restart, sim->now_us);
 }
 
@@ -876,8 +928,25 @@ static const char *target_name(int t)
     case CRASH_WORKER: return "worker";
     case CRASH_WORKERS: return "workers";
     case CRASH_SERVER: return "server";
+    case CRASH_STOP: return "stop";
     }
     return "?";
+}
+
+/* A graceful stop completes: at the end of its grace, or as soon as the
+ * last active run has ended. */
+static void stop_complete(struct sim *sim)
+{
+    uint32_t ci = (uint32_t)(sim->stopping - 1);
+    const struct crash_def *c = &sim->scn->crashes[ci];
+    if (sim->stop_ev)
+        evq_cancel(sim->q, sim->stop_ev);
+    sim->stop_ev = 0;
+    sim->stopping = 0;
+    trace(sim, "stopped", -1, 0, "%zu runs cut off", sim->nactive);
+    host_down(sim, OUT_CUTOFF);
+    if (c->down_us != SIM_NEVER)
+        evq_push(sim->q, c->at_us + c->down_us, EV_RESTART, ci, 0);
 }
 
 static void do_crash(struct sim *sim, uint32_t ci)
@@ -885,22 +954,31 @@ static void do_crash(struct sim *sim, uint32_t ci)
     const struct crash_def *c = &sim->scn->crashes[ci];
     if (sim->crash_down[ci])
         return;
-    /* A crash of something already down is no crash. */
-    if (c->target == CRASH_HOST && !sim->host_up)
-        goto next;
-    if (c->target != CRASH_HOST && !sim->host_up)
+    /* A crash of something already down (or stopping) is no crash. */
+    if (!sim->host_up || (c->target == CRASH_STOP && sim->stopping))
         goto next;
     sim->crash_down[ci] = 1;
     checker_crash(sim->ck, c->target, c->index, sim->now_us);
     fold(sim, 20, (uint64_t)c->target, c->index);
     trace(sim, "crash", -1, 0, "%s %u", target_name(c->target), c->index);
+    if (c->target == CRASH_STOP) {
+        /* Graceful: nothing new starts; active runs have the grace period. */
+        host_quiesce(sim);
+        sim->stopping = (int)ci + 1;
+        if (sim->nactive == 0) {
+            stop_complete(sim);
+        } else {
+            sim->stop_ev = evq_push(sim->q, sim->now_us + c->grace_us, EV_CUTOFF, ci, 0);
+        }
+        return;
+    }
     if (c->target == CRASH_HOST) {
-        host_down(sim);
+        host_down(sim, OUT_CRASHED);
     } else {
         if (c->target == CRASH_WORKER)
-            interrupt_runs(sim, 0, 0, c->index + 1);
+            interrupt_runs(sim, 0, 0, c->index + 1, OUT_CRASHED);
         else if (c->target == CRASH_WORKERS)
-            interrupt_runs(sim, 0, 1, 0);
+            interrupt_runs(sim, 0, 1, 0, OUT_CRASHED);
         if (sim->ops->on_part)
             sim->ops->on_part(sim->pol, c->target, c->index, 0, sim->now_us);
     }
@@ -923,7 +1001,7 @@ static void do_restart(struct sim *sim, uint32_t ci)
     checker_restart(sim->ck, c->target, c->index, sim->now_us);
     fold(sim, 21, (uint64_t)c->target, c->index);
     trace(sim, "restart", -1, 0, "%s %u", target_name(c->target), c->index);
-    if (c->target == CRASH_HOST)
+    if (c->target == CRASH_HOST || c->target == CRASH_STOP)
         host_up(sim, 1);
     else if (sim->ops->on_part && sim->host_up)
         sim->ops->on_part(sim->pol, c->target, c->index, 1, sim->now_us);
@@ -1016,7 +1094,7 @@ static void dispatch(struct sim *sim, const struct evq_event *ev)
         run_phase(sim, ev->b);
         break;
     case EV_TIMER:
-        if (EV_EPOCH(ev->kind) != (sim->epoch & 0xffffffu) || !sim->host_up)
+        if (EV_EPOCH(ev->kind) != (sim->epoch & 0xffffffu) || !sim->accepting)
             break;
         policy_event(sim);
         sim->wakeups++;
@@ -1025,7 +1103,7 @@ static void dispatch(struct sim *sim, const struct evq_event *ev)
         sim->ops->on_timer(sim->pol, ev->a, ev->b, sim->now_us);
         break;
     case EV_TICK: {
-        if (EV_EPOCH(ev->kind) != (sim->epoch & 0xffffffu) || !sim->host_up)
+        if (EV_EPOCH(ev->kind) != (sim->epoch & 0xffffffu) || !sim->accepting)
             break;
         struct ticker *tk = &sim->tickers[ev->a];
         tk->ev = 0;
@@ -1045,7 +1123,7 @@ static void dispatch(struct sim *sim, const struct evq_event *ev)
         const struct trigger_def *t = &sim->scn->triggers[ev->a];
         trace(sim, "trigger", -1, 0, "%s", sim->scn->wfs[t->wf].name);
         fold(sim, 40, t->wf, 0);
-        if (sim->host_up && sim->ops->on_trigger)
+        if (sim->accepting && sim->ops->on_trigger)
             for (uint32_t in = 0; in < sim->w.ninst; in++)
                 if (sim->w.inst_wf[in] == t->wf)
                     sim->ops->on_trigger(sim->pol, in, sim->now_us);
@@ -1053,11 +1131,16 @@ static void dispatch(struct sim *sim, const struct evq_event *ev)
     }
     case EV_HORIZON:
         trace(sim, "horizon", -1, 0, "drain begins");
-        if (sim->host_up && sim->ops->on_horizon)
+        if (sim->accepting && sim->ops->on_horizon)
             sim->ops->on_horizon(sim->pol, sim->now_us);
         break;
     case EV_END:
         sim->stopped = 1;
+        break;
+    case EV_CUTOFF:
+        sim->stop_ev = 0;
+        if (sim->stopping == (int)ev->a + 1)
+            stop_complete(sim);
         break;
     default:
         SIM_ASSERT(0 && "unknown event kind");
@@ -1080,6 +1163,7 @@ void sim_run(const struct scenario *s, const struct policy_ops *ops, const struc
 
     host_up(sim, 0);
     struct evq_event ev;
+    SIM_ASSERT(sim->accepting);
     while (!sim->stopped && evq_pop(sim->q, &ev)) {
         SIM_ASSERT(ev.time_us >= sim->now_us);
         if (ev.time_us != sim->now_us)
@@ -1108,6 +1192,7 @@ void sim_run(const struct scenario *s, const struct policy_ops *ops, const struc
         sim->ops->destroy(sim->pol);
         sim->pol = NULL;
         sim->host_up = 0;
+        sim->accepting = 0;
     }
     out->end_us = sim->now_us;
     out->fingerprint = sim->fp;

@@ -151,8 +151,18 @@ struct run_req {
 #define RUN_REQ_INIT { 0, REASON_OTHER, -1, 0, 0, NULL, 0, 0, 0, 0 }
 /* Starts a run now; returns its id (dense, from 1).  The engine evaluates
  * the script, draws the duration and the failure, and schedules the phases;
- * on_run_end reports the result. */
+ * on_run_end reports the result.  Returns 0 and starts nothing while the
+ * host is in a graceful stop (`stop host`): a policy may be told of run
+ * ends then, but cannot start new runs. */
 uint64_t sim_run_start(struct sim *sim, const struct run_req *rq);
+
+/* Delivers result `id` of handler h (an id the policy chooses, unique in the
+ * simulation, e.g. the run id that produced it) to the outside world.  The
+ * attempt fails with the probability of the handler's `fail H delivery P%`
+ * rule (from its fault stream).  Returns 1 when delivered.  Every attempt
+ * is ground truth for the checker: a result delivered twice is a duplicate
+ * delivery. */
+int sim_deliver(struct sim *sim, uint32_t handler, uint64_t id);
 
 /* A run record (durable: it survives crashes, as the run table of a real
  * system would). */

@@ -550,6 +550,7 @@ static const char *target_name(int t)
     case CRASH_WORKER: return "worker";
     case CRASH_WORKERS: return "workers";
     case CRASH_SERVER: return "server";
+    case CRASH_STOP: return "stop";
     }
     SIM_ASSERT(0 && "unknown crash target");
     return "?";

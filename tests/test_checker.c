@@ -323,7 +323,8 @@ static void test_dropped_stranded(void **state)
         EXPECT(r, t, "dropped", 2);              /* 0 and 4 */
         EXPECT(r, t, "stranded", 1);             /* 3 */
         EXPECT(r, t, "lost", 3);
-        EXPECT(r, t, "runs_crashed", 1);         /* the cutoff run */
+        EXPECT(r, t, "runs_crashed", 0);
+        EXPECT(r, t, "runs_cutoff", 1);          /* the cutoff run */
         EXPECT(r, t, "runs_failed", 0);
     }
     fx_free(f);
@@ -804,10 +805,10 @@ static void test_names(void **state)
     (void)state;
     static const char *const want[] = {
         "published", "processed", "lost", "dropped", "stranded", "duplicates", "double_effects", "dues",
-        "missed", "coalesced", "runs", "runs_empty", "runs_failed", "runs_crashed", "busy_loops", "wakeups",
+        "missed", "coalesced", "runs", "runs_empty", "runs_failed", "runs_crashed", "runs_cutoff", "busy_loops", "wakeups",
         "overlaps", "overlap_runs", "latency.p50", "latency.p90", "latency.p99", "latency.max", "latency.mean",
         "lateness.p50", "lateness.p99", "lateness.max", "lateness.mean", "crashes", "recovery_ok", "stuck",
-        "recovery_time",
+        "recovery_time", "livelock", "deliveries", "dup_deliveries", "undelivered",
     };
     assert_int_equal(metric_count, (int)(sizeof want / sizeof want[0]));
     for (int i = 0; i < metric_count; i++) {
@@ -816,12 +817,12 @@ static void test_names(void **state)
         assert_non_null(metric_table[i].help);
         const char *n = want[i];
         int global = !strcmp(n, "wakeups") || !strcmp(n, "crashes") || !strcmp(n, "recovery_ok") ||
-                     !strcmp(n, "stuck") || !strcmp(n, "recovery_time");
+                     !strcmp(n, "stuck") || !strcmp(n, "recovery_time") || !strcmp(n, "livelock");
         assert_int_equal(metric_table[i].per_handler, !global);
         int dur = !strcmp(n, "overlaps") || !strcmp(n, "recovery_time") || !strncmp(n, "latency.", 8) ||
                   !strncmp(n, "lateness.", 9);
         assert_int_equal(metric_table[i].is_duration, dur);
-        assert_int_equal(metric_table[i].is_bool, !strcmp(n, "recovery_ok"));
+        assert_int_equal(metric_table[i].is_bool, !strcmp(n, "recovery_ok") || !strcmp(n, "livelock"));
     }
     assert_null(metric_find("latency.p42"));
     assert_null(metric_find(""));

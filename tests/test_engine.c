@@ -204,12 +204,47 @@ static void test_ticker_costs_nothing(void **state)
     scenario_free(s);
 }
 
+/* --- deliveries ----------------------------------------------------------------- */
+
+static int delivered_ok[3];
+static void dl_start(struct policy *p, int restart, int64_t now)
+{
+    /* result 5 of handler 0 delivered twice, result 6 of handler 1 (whose
+     * deliveries always fail) attempted twice */
+    delivered_ok[0] = sim_deliver(p->sim, 0, 5);
+    delivered_ok[1] = sim_deliver(p->sim, 0, 5);
+    delivered_ok[2] = sim_deliver(p->sim, 1, 6) + sim_deliver(p->sim, 1, 6);
+}
+
+static void test_deliveries(void **state)
+{
+    (void)state;
+    struct policy_ops ops = spin_ops;
+    ops.start = dl_start;
+    ops.on_run_end = dv_nothing_end;
+    struct scenario *s = parse("horizon 1h\nworkflow w\n  consumer a subscribe t fifo runs 1s\n"
+                               "  consumer b subscribe t fifo runs 1s\nfail w.b delivery 100%\n");
+    struct params ps = {0};
+    struct sim_opts o = {.seed = 1};
+    struct sim_result r;
+    sim_run(s, &ops, &ps, &o, &r);
+    assert_int_equal(delivered_ok[0], 1);
+    assert_int_equal(delivered_ok[1], 1);
+    assert_int_equal(delivered_ok[2], 0);
+    assert_true(r.ck.total.deliveries == 2);
+    assert_true(r.ck.total.dup_deliveries == 1);
+    assert_true(r.ck.total.undelivered == 1);
+    assert_true(r.ck.per_tmpl[1].undelivered == 1);
+    sim_result_free(&r);
+    scenario_free(s);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_livelock_same_instant), cmocka_unit_test(test_livelock_busy_streak),
         cmocka_unit_test(test_livelock_timer),        cmocka_unit_test(test_crash_recreates_volatile),
-        cmocka_unit_test(test_ticker_costs_nothing),
+        cmocka_unit_test(test_ticker_costs_nothing),  cmocka_unit_test(test_deliveries),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     cal_zone_cache_free();

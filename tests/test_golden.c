@@ -207,6 +207,38 @@ static void test_crash_after_mutation(void **state)
     sim_result_free(&r);
 }
 
+/* A graceful stop: the item's run (1h .. 1h10m) is still active when the
+ * 2-minute grace after the stop at 1h05m runs out, so it is cut off at
+ * 1h07m; the host restarts at 1h35m and the oracle runs the item again
+ * (commit 1h45m: latency 45m).  With a 10-minute grace the run ends at
+ * 1h10m, the stop completes then, and nothing is cut off (latency 10m). */
+static void test_graceful_stop(void **state)
+{
+    (void)state;
+    struct sim_result r;
+    run_text("horizon 4h\n"
+             "workflow w\n"
+             "  consumer c subscribe t fifo runs 10m\n"
+             "publish t at 1h\n"
+             "stop host at 1h05m grace 2m for 30m\n",
+             "oracle", NULL, &r);
+    assert_true(m(&r, "runs_cutoff") == 1);
+    assert_true(m(&r, "runs_crashed") == 0);
+    assert_true(m(&r, "processed") == 1);
+    assert_true(m(&r, "latency.max") == S(45 * 60));
+    assert_true(m(&r, "crashes") == 1);
+    sim_result_free(&r);
+    run_text("horizon 4h\n"
+             "workflow w\n"
+             "  consumer c subscribe t fifo runs 10m\n"
+             "publish t at 1h\n"
+             "stop host at 1h05m grace 10m for 30m\n",
+             "oracle", NULL, &r);
+    assert_true(m(&r, "runs_cutoff") == 0);
+    assert_true(m(&r, "latency.max") == S(10 * 60));
+    sim_result_free(&r);
+}
+
 /* Determinism: the same inputs give the same fingerprint and metrics; a
  * different seed gives another trace; the workload does not depend on the
  * policy (common random numbers). */
@@ -241,7 +273,7 @@ int main(void)
         cmocka_unit_test(test_oracle_two_step),   cmocka_unit_test(test_poll_two_step),
         cmocka_unit_test(test_poll_slow),         cmocka_unit_test(test_oracle_digest),
         cmocka_unit_test(test_oracle_crash),      cmocka_unit_test(test_crash_after_mutation),
-        cmocka_unit_test(test_determinism),
+        cmocka_unit_test(test_determinism),       cmocka_unit_test(test_graceful_stop),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     cal_zone_cache_free();

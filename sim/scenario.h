@@ -1,0 +1,290 @@
+/* scenario.h: the parsed form of a scenario file, and its parser.
+ *
+ * A scenario describes a host running workflows (templates stamped out
+ * `x N` times), the outside world that feeds them (publishes and sources),
+ * faults, expectations and policy parameters.  This header is the contract
+ * between the parser (scenario.c), the engine (sim.c) and the checker: the
+ * parser fills it, validates every value and reference, and nothing after it
+ * has to re-check the file.
+ *
+ * Invariant: a `struct scenario` returned by scenario_parse is complete and
+ * consistent (every name resolved to an index, every value in range, every
+ * limit below respected).  Times are integer microseconds since the
+ * scenario's start instant unless a name says otherwise.
+ *
+ * Ownership: scenario_parse allocates everything reachable from the struct;
+ * scenario_free releases it all. */
+#ifndef SIM_SCENARIO_H
+#define SIM_SCENARIO_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "sim/cal.h"
+
+/* Limits: a scenario is untrusted input.  Reaching one is an error. */
+#define SCN_MAX_LINE        4096        /* bytes in one line */
+#define SCN_MAX_LINES       100000
+#define SCN_MAX_NAME        64          /* bytes in a name */
+#define SCN_MAX_WORKFLOWS   256         /* workflow templates */
+#define SCN_MAX_HANDLERS    64          /* handlers per workflow template */
+#define SCN_MAX_SUBSCRIBE   16          /* topics per consumer */
+#define SCN_MAX_INSTANCES   1000000     /* all workflow instances (sum of x N) */
+#define SCN_MAX_HANDLER_INSTANCES 4000000
+#define SCN_MAX_HORIZON_US  (INT64_C(3660) * 86400 * 1000000) /* ~10 years */
+#define SCN_MAX_EXPECTED_EVENTS 200000000.0 /* mean events over the horizon, summed */
+#define SCN_MAX_TRACE_LINES 10000000    /* lines in one trace file */
+#define SCN_MAX_PARAMS      64          /* set/variant key=value pairs in all */
+
+enum dist_kind { DIST_FIXED, DIST_UNIFORM, DIST_EXP };
+/* A duration distribution.  FIXED: a_us.  UNIFORM: [a_us, b_us].
+ * EXP: exponential with mean a_us (b_us = 0).  All values >= 0. */
+struct dist {
+    enum dist_kind kind;
+    int64_t a_us, b_us;
+};
+
+enum sched_kind { SCHED_NONE, SCHED_EVERY, SCHED_AT, SCHED_CRON };
+/* A producer's schedule.  Nominal due instants are:
+ * EVERY: offset_us + k * every_us for k >= 0 (offset defaults to 0: the
+ *        first fire is at deploy time);
+ * AT:    at_us once;
+ * CRON:  the cron fires in zone (the scenario's unless overridden).
+ * Only instants < horizon are due. */
+struct schedule {
+    enum sched_kind kind;
+    int64_t every_us;
+    int64_t offset_us;
+    int64_t at_us;
+    struct cal_cron cron;
+    const struct cal_zone *zone;   /* cron only; owned by the zone cache */
+    char *text;                    /* the schedule as written, for reports */
+};
+
+enum script_kind { SCRIPT_FIFO, SCRIPT_BATCH, SCRIPT_WINDOW, SCRIPT_DIGEST, SCRIPT_CORRELATE };
+/* A consumer's script (the workload's decision of what to take; identical
+ * under every policy).  FIFO: take everything pending.  BATCH: take all when
+ * >= batch_n are pending or the oldest has waited batch_us.  WINDOW: take each
+ * event window_us after its publish.  DIGEST: take each event at the first
+ * local digest_min (minute of day) after its publish.  CORRELATE: take a pair
+ * (one event of topic corr_a, one of corr_b, same key) once both arrived. */
+struct script {
+    enum script_kind kind;
+    uint32_t batch_n;
+    int64_t batch_us;
+    int64_t window_us;
+    int digest_min;
+    uint16_t corr_a, corr_b;       /* indices into the workflow's topics */
+};
+
+/* FAIL_DELIVERY is not a run failure: it is the probability that one
+ * delivery attempt of a run's result fails (sim_deliver). */
+enum fail_class { FAIL_NONE, FAIL_TRANSIENT, FAIL_LOGIC, FAIL_INTERNAL, FAIL_INDETERMINATE, FAIL_DELIVERY };
+#define FAIL_NCLASS 6
+
+enum run_phase {
+    PHASE_PREPARING, PHASE_PREPARED, PHASE_MUTATING, PHASE_MUTATED, PHASE_EMITTING, PHASE_COMMITTED
+};
+
+/* One handler failure rule: each run of the handler fails with this class
+ * with probability ppm / 1e6 (classes of one handler are exclusive; their
+ * sum is <= 1e6).  A failing run fails at the end of the phase `phase`
+ * (default PHASE_MUTATING, before the mutation is applied; for the
+ * indeterminate class the mutation is applied or not, unknown to the host). */
+struct fail_rule {
+    enum fail_class cls;
+    uint32_t ppm;
+    enum run_phase phase;
+};
+
+enum handler_kind { H_PRODUCER, H_CONSUMER };
+struct handler_def {
+    char *name;
+    enum handler_kind kind;
+    struct dist runs;              /* duration of a run that has work */
+    struct dist idle;              /* duration of a run that took nothing (default fixed 0) */
+    uint8_t split_pct[3];          /* prepare / mutate / emit share of the duration, sum 100 */
+    /* producers */
+    struct schedule sched;
+    int source;                    /* index into scenario sources, -1 none */
+    int out_topic;                 /* topic index it publishes to, -1 none */
+    uint32_t emit_n;               /* events it publishes per run (besides source arrivals) */
+    /* consumers */
+    uint16_t nsub;
+    uint16_t sub[SCN_MAX_SUBSCRIBE];  /* workflow topic indices */
+    struct script script;
+    /* faults */
+    struct fail_rule fails[FAIL_NCLASS];
+    uint8_t nfails;
+    int line;                      /* where it was declared */
+};
+
+/* A workflow template; instances are stamped out `count` times.  Topics are
+ * local to an instance: each instance has its own copy of every topic its
+ * handlers name. */
+struct workflow_def {
+    char *name;
+    uint32_t count;
+    struct handler_def *handlers;
+    uint16_t nhandlers;
+    char **topics;                 /* local topic names */
+    uint16_t ntopics;
+    int line;
+};
+
+enum arr_kind { ARR_AT, ARR_RATE, ARR_POISSON, ARR_BURST, ARR_DAILY, ARR_TRACE };
+/* An arrival process (for `publish` lines and sources).
+ * AT:      count events at at_us.
+ * RATE:    one event every per_us / count, from from_us until to_us.
+ * POISSON: Poisson with mean count per per_us, in [from_us, to_us).
+ * BURST:   count events at at_us, spread evenly over over_us (0: all at once).
+ * DAILY:   Poisson whose rate follows a daily curve peaking at local minute
+ *          peak_min: rate(t) = mean * (1 + cos(2 pi (local_h - peak_h) / 24)).
+ * TRACE:   the instants in trace_us (sorted, relative to start).
+ * keys:    0: event k of a stream has key k (pairs line up in order);
+ *          N: each event's key is drawn uniformly from 1..N. */
+struct arrival {
+    enum arr_kind kind;
+    uint64_t count;
+    int64_t per_us;
+    int64_t at_us, from_us, to_us, over_us;
+    int peak_min;
+    int64_t *trace_us;
+    size_t ntrace;
+    uint32_t keys;
+    int line;
+};
+
+/* `publish TOPIC ...`: applies to every instance of every workflow that has
+ * a topic of that name (each instance gets its own independent stream). */
+struct publish_def {
+    char *topic;
+    struct arrival arr;
+    int line;
+};
+
+/* `source NAME ...`: an arrival process outside the host, polled by the
+ * producers that name it; each instance has its own independent stream. */
+struct source_def {
+    char *name;
+    struct arrival arr;
+    int line;
+};
+
+enum crash_target { CRASH_HOST, CRASH_WORKER, CRASH_WORKERS, CRASH_SERVER, CRASH_STOP };
+/* `crash TARGET at T for D` (random = 0) or `crash TARGET random mtbf M mttr R`
+ * (random = 1: exponential up and down times drawn from the faults stream,
+ * until the horizon).
+ * `stop host at T [grace G] [for D]` is a graceful stop (target CRASH_STOP):
+ * from T the host starts nothing new; runs still active at T + G are cut
+ * off; then the host is down, and restarts at T + D when `for` is given
+ * (down_us = SIM_NEVER otherwise; D > G). */
+struct crash_def {
+    enum crash_target target;
+    uint32_t index;                /* CRASH_WORKER: which worker (0-based) */
+    int random;
+    int64_t at_us, down_us;
+    int64_t grace_us;              /* CRASH_STOP only; default 30s */
+    int64_t mtbf_us, mttr_us;
+    int line;
+};
+
+/* `trigger WORKFLOW at T`: manual "run now" of every instance of it. */
+struct trigger_def {
+    uint16_t wf;
+    int64_t at_us;
+    int line;
+};
+
+enum expect_op { OP_LT, OP_LE, OP_GT, OP_GE, OP_EQ, OP_NE };
+/* `expect POLICY[,POLICY...]|* METRIC [for WF.HANDLER] OP VALUE`.
+ * metric is a name from checker.h (e.g. "lost", "latency.p99",
+ * "recovery_ok"); value is a number, a duration (stored in us) or
+ * true/false (1/0). */
+struct expect_def {
+    char **policies;               /* NULL-terminated; {"*"} for every policy */
+    char *metric;
+    int wf, handler;               /* -1 -1: the whole scenario */
+    enum expect_op op;
+    double value;
+    char *text;                    /* the line as written, trimmed */
+    int line;
+};
+
+/* `set POLICY.KEY=VALUE` and `variant NAME POLICY KEY=VALUE...`. */
+struct param_kv {
+    char *key, *value;
+    int line, col;
+};
+struct param_set_def {
+    char *policy;                  /* registered policy name or a variant name */
+    struct param_kv *kv;
+    uint16_t nkv;
+};
+struct variant_def {
+    char *name;                    /* what it is called in tables and expects */
+    char *base;                    /* the registered policy */
+    struct param_kv *kv;
+    uint16_t nkv;
+    int line;
+};
+
+struct scenario {
+    char *path;                    /* as given */
+    char *name;                    /* `name ...` or the file's base name */
+    uint64_t hash;                 /* hash of the file's bytes (and trace files') */
+    int64_t start_utc_s;           /* `start`, default 2025-01-01T00:00:00Z */
+    const struct cal_zone *zone;   /* `timezone`, default UTC */
+    int64_t horizon_us;            /* `horizon`, required */
+    int64_t drain_us;              /* `drain`, default 1d */
+    int64_t recovery_bound_us;     /* `recovery-bound`, default 1h */
+    uint64_t seed;                 /* `seed`, default 1 */
+    struct workflow_def *wfs;   uint16_t nwfs;
+    struct source_def *sources; uint16_t nsources;
+    struct publish_def *pubs;   uint32_t npubs;
+    struct crash_def *crashes;  uint32_t ncrashes;
+    struct trigger_def *triggers; uint32_t ntriggers;
+    struct expect_def *expects; uint32_t nexpects;
+    struct param_set_def *sets; uint16_t nsets;
+    struct variant_def *variants; uint16_t nvariants;
+    uint64_t ninstances;           /* sum of workflow counts */
+    uint64_t nhandler_instances;
+};
+
+/* A parse error: where, and a message (lowercase, no full stop, the
+ * offending text quoted). */
+struct diag {
+    char file[512];
+    int line, col;                 /* 1-based; 0 if not applicable */
+    char msg[512];
+};
+/* Prints "file:line:col: error: msg" to stderr. */
+void diag_print(const struct diag *d);
+
+/* Parses the scenario file at path.  Returns 0 and *out, or -1 with *d set
+ * (nothing allocated).  Trace files named by the scenario are read relative
+ * to the scenario's directory. */
+int scenario_parse(const char *path, struct scenario **out, struct diag *d);
+/* The same, from a buffer (path only names it in messages and resolves
+ * trace files). */
+int scenario_parse_buf(const char *path, const char *buf, size_t len, struct scenario **out, struct diag *d);
+void scenario_free(struct scenario *s);
+
+/* Parses a duration: an integer followed by a unit us|ms|s|m|h|d, or several
+ * concatenated (1h30m); also the `1d09:00:30` form (days + clock).  Returns 0
+ * or -1 with msg.  Used by the CLI for --set values too. */
+int scn_parse_duration(const char *s, int64_t *us, char *msg, size_t n);
+
+/* The nominal due instants of a schedule in [from_us, to_us), in order,
+ * relative to the scenario start.  Calls fn for each; stops early if fn
+ * returns non-zero.  Returns the number visited. */
+uint64_t schedule_dues(const struct scenario *s, const struct schedule *sc, int64_t from_us, int64_t to_us,
+                       int (*fn)(void *ctx, int64_t due_us), void *ctx);
+/* The first nominal due instant > after_us (or >= when inclusive), or
+ * SIM_NEVER (only instants < horizon count). */
+int64_t schedule_next(const struct scenario *s, const struct schedule *sc, int64_t after_us, int inclusive);
+/* The gap from due_us to the schedule's next nominal instant (ignoring the
+ * horizon); INT64_MAX for a one-shot. */
+int64_t schedule_period_at(const struct scenario *s, const struct schedule *sc, int64_t due_us);
+
+#endif
