@@ -189,6 +189,9 @@ struct crash_def {
     int line;
 };
 
+/* "host", "worker", "workers", "server", "stop". */
+const char *crash_target_name(enum crash_target t);
+
 /* `trigger WORKFLOW at T`: manual "run now" of every instance of it. */
 struct trigger_def {
     uint16_t wf;

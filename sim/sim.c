@@ -921,17 +921,6 @@ static void host_up(struct sim *sim, int restart)
     sim->ops->start(sim->pol, restart, sim->now_us);
 }
 
-static const char *target_name(int t)
-{
-    switch (t) {
-    case CRASH_HOST: return "host";
-    case CRASH_WORKER: return "worker";
-    case CRASH_WORKERS: return "workers";
-    case CRASH_SERVER: return "server";
-    case CRASH_STOP: return "stop";
-    }
-    return "?";
-}
 
 /* A graceful stop completes: at the end of its grace, or as soon as the
  * last active run has ended. */
@@ -960,7 +949,7 @@ static void do_crash(struct sim *sim, uint32_t ci)
     sim->crash_down[ci] = 1;
     checker_crash(sim->ck, c->target, c->index, sim->now_us);
     fold(sim, 20, (uint64_t)c->target, c->index);
-    trace(sim, "crash", -1, 0, "%s %u", target_name(c->target), c->index);
+    trace(sim, "crash", -1, 0, "%s %u", crash_target_name((enum crash_target)c->target), c->index);
     if (c->target == CRASH_STOP) {
         /* Graceful: nothing new starts; active runs have the grace period. */
         host_quiesce(sim);
@@ -1000,7 +989,7 @@ static void do_restart(struct sim *sim, uint32_t ci)
     sim->crash_down[ci] = 0;
     checker_restart(sim->ck, c->target, c->index, sim->now_us);
     fold(sim, 21, (uint64_t)c->target, c->index);
-    trace(sim, "restart", -1, 0, "%s %u", target_name(c->target), c->index);
+    trace(sim, "restart", -1, 0, "%s %u", crash_target_name((enum crash_target)c->target), c->index);
     if (c->target == CRASH_HOST || c->target == CRASH_STOP)
         host_up(sim, 1);
     else if (sim->ops->on_part && sim->host_up)

@@ -543,18 +543,6 @@ static int step(struct store *st, enum stmt_id id, char *err, size_t n)
 
 /* --- one run ------------------------------------------------------------------- */
 
-static const char *target_name(int t)
-{
-    switch (t) {
-    case CRASH_HOST: return "host";
-    case CRASH_WORKER: return "worker";
-    case CRASH_WORKERS: return "workers";
-    case CRASH_SERVER: return "server";
-    case CRASH_STOP: return "stop";
-    }
-    SIM_ASSERT(0 && "unknown crash target");
-    return "?";
-}
 
 static const char *op_text(enum expect_op op)
 {
@@ -742,7 +730,7 @@ static int write_crashes(struct store *st, const struct checker_result *ck, int6
         const struct crash_rec *c = &ck->crashes[i];
         bind_i64(st, s, ":run_id", run_id);
         bind_i64(st, s, ":idx", i);
-        bind_text(st, s, ":target", target_name(c->target));
+        bind_text(st, s, ":target", crash_target_name((enum crash_target)c->target));
         bind_i64(st, s, ":target_index", c->index);
         bind_i64(st, s, ":at_us", c->at_us);
         if (c->restart_us == SIM_NEVER)
