@@ -119,7 +119,7 @@ struct sim {
     size_t nactive, active_cap;
 
     struct pub_stream *pubs;
-    size_t npubs;
+    size_t npubs, pubs_cap;
     struct src_buf *srcs;          /* [ninst * nsources] */
 
     struct ticker *tickers;
@@ -1019,16 +1019,21 @@ static void setup(struct sim *sim)
         sim->hs[h].dur = rng_stream(seed, RNG_DURATION, h, 0);
         sim->hs[h].fault = rng_stream(seed, RNG_FAULT, h, 0);
     }
-    /* Publish streams: one per (publish line, instance that has the topic). */
+    /* Publish streams: one per (publish line, instance that has the topic).
+     * The topic is looked up once per template, not once per instance. */
     for (uint32_t p = 0; p < s->npubs; p++) {
-        for (uint32_t in = 0; in < sim->w.ninst; in++) {
-            const struct workflow_def *wf = &s->wfs[sim->w.inst_wf[in]];
-            for (uint16_t t = 0; t < wf->ntopics; t++) {
-                if (strcmp(wf->topics[t], s->pubs[p].topic) != 0)
-                    continue;
-                sim->pubs = xrealloc(sim->pubs, (sim->npubs + 1) * sizeof *sim->pubs);
+        for (uint16_t f = 0; f < s->nwfs; f++) {
+            const struct workflow_def *wf = &s->wfs[f];
+            int t = -1;
+            for (uint16_t k = 0; k < wf->ntopics && t < 0; k++)
+                if (strcmp(wf->topics[k], s->pubs[p].topic) == 0)
+                    t = k;
+            if (t < 0)
+                continue;
+            for (uint32_t in = sim->w.wf_first_inst[f]; in < sim->w.wf_first_inst[f + 1]; in++) {
+                sim->pubs = xgrow(sim->pubs, sizeof *sim->pubs, &sim->pubs_cap, sim->npubs + 1);
                 struct pub_stream *ps = &sim->pubs[sim->npubs];
-                ps->topic = sim->w.inst_first_t[in] + t;
+                ps->topic = sim->w.inst_first_t[in] + (uint32_t)t;
                 arr_init(&ps->g, &s->pubs[p].arr, s, rng_stream(seed, RNG_PUBLISH, p, in),
                          rng_stream(seed, RNG_KEYS, p, in));
                 if (ps->g.next_us != SIM_NEVER)
