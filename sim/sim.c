@@ -350,19 +350,29 @@ static uint64_t ticker_ticks(const struct ticker *tk, int64_t until_us)
     return (uint64_t)((until_us - 1 - tk->start_us) / tk->period_us);
 }
 
+static void ticker_stop(struct sim *sim, struct ticker *tk)
+{
+    if (!tk->live)
+        return;
+    uint64_t n = ticker_ticks(tk, sim->now_us);
+    sim->wakeups += n;
+    checker_wakeups(sim->ck, n);
+    if (tk->ev)
+        evq_cancel(sim->q, tk->ev);
+    tk->ev = 0;
+    tk->live = 0;
+}
+
+void sim_ticker_stop(struct sim *sim, int ticker)
+{
+    SIM_ASSERT(ticker >= 0 && (size_t)ticker < sim->ntickers);
+    ticker_stop(sim, &sim->tickers[ticker]);
+}
+
 static void tickers_stop_all(struct sim *sim)
 {
-    for (size_t i = 0; i < sim->ntickers; i++) {
-        struct ticker *tk = &sim->tickers[i];
-        if (!tk->live)
-            continue;
-        uint64_t n = ticker_ticks(tk, sim->now_us);
-        sim->wakeups += n;
-        checker_wakeups(sim->ck, n);
-        if (tk->ev)
-            evq_cancel(sim->q, tk->ev);
-        tk->live = 0;
-    }
+    for (size_t i = 0; i < sim->ntickers; i++)
+        ticker_stop(sim, &sim->tickers[i]);
     sim->ntickers = 0;
 }
 

@@ -104,6 +104,10 @@ int sim_ticker_new(struct sim *sim, int64_t period_us, uint32_t tag);
 void sim_ticker_arm(struct sim *sim, int ticker, int64_t earliest_us);
 /* The first tick of the ticker at or after t_us. */
 int64_t sim_ticker_next(const struct sim *sim, int ticker, int64_t t_us);
+/* Stops a ticker (its ticks so far are counted; later ones never happen).
+ * Stopping a stopped ticker is a no-op.  A policy that needs the loop again
+ * makes a new ticker, whose ticks start over from then. */
+void sim_ticker_stop(struct sim *sim, int ticker);
 
 /* Producer schedules: the first nominal due instant > after_us (>= with
  * inclusive), SIM_NEVER past the horizon or for consumers. */

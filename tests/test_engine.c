@@ -204,6 +204,38 @@ static void test_ticker_costs_nothing(void **state)
     scenario_free(s);
 }
 
+/* A ticker stopped after 10 s of a 1 s loop counts its 9 ticks (1s..9s;
+ * the tick at 10 s is the stop) and no more; a new one started then counts
+ * from there: 50 s to the end at 1m (ticks 11s..59s: 49). */
+static void tk2_start(struct policy *p, int restart, int64_t now)
+{
+    the_ticker = sim_ticker_new(p->sim, US_PER_S, 7);
+    sim_timer_at(p->sim, 10 * US_PER_S, 8, 0);
+}
+static void tk2_timer(struct policy *p, uint32_t tag, uint64_t arg, int64_t now)
+{
+    sim_ticker_stop(p->sim, the_ticker);
+    sim_ticker_stop(p->sim, the_ticker);
+    sim_ticker_new(p->sim, US_PER_S, 7);
+}
+static void test_ticker_stop(void **state)
+{
+    (void)state;
+    struct policy_ops ops = spin_ops;
+    ops.start = tk2_start;
+    ops.on_timer = tk2_timer;
+    ops.on_run_end = dv_nothing_end;
+    struct scenario *s = parse("horizon 1m\ndrain 0s\nworkflow w\n  consumer c subscribe t fifo runs 1s\n");
+    struct params ps = {0};
+    struct sim_opts o = {.seed = 1};
+    struct sim_result r;
+    sim_run(s, &ops, &ps, &o, &r);
+    /* 9 + 49 ticks, plus the one timer */
+    assert_true(r.ck.total.wakeups == 9 + 49 + 1);
+    sim_result_free(&r);
+    scenario_free(s);
+}
+
 /* --- deliveries ----------------------------------------------------------------- */
 
 static int delivered_ok[3];
@@ -245,6 +277,7 @@ int main(void)
         cmocka_unit_test(test_livelock_same_instant), cmocka_unit_test(test_livelock_busy_streak),
         cmocka_unit_test(test_livelock_timer),        cmocka_unit_test(test_crash_recreates_volatile),
         cmocka_unit_test(test_ticker_costs_nothing),  cmocka_unit_test(test_deliveries),
+        cmocka_unit_test(test_ticker_stop),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     cal_zone_cache_free();
