@@ -105,6 +105,7 @@ struct item {
     int64_t origin_us;
     uint32_t consumer;             /* handler instance */
     uint8_t flags;                 /* IT_* */
+    uint16_t nactive;              /* PROMISE_UNIT: active runs that took it */
 };
 
 /* The first drop of an item; later drops of an already dropped item change
@@ -132,6 +133,11 @@ struct prod {
     struct i64vec committed;       /* due_us values committed, sorted */
     struct i64vec mutated;         /* due_us values mutated, sorted */
     uint32_t leaf;                 /* leaf in the due tree; UINT32_MAX if unscheduled */
+    /* PROMISE_UNIT: the dues its active runs serve, with how many runs each
+     * (a handful at most, so a plain array). */
+    int64_t *adue;
+    uint32_t *acnt;
+    size_t nadue, cadue, cacnt;
 };
 
 /* A range [lo, hi) of restart indices, in a pooled singly linked list. */
@@ -212,6 +218,11 @@ struct checker {
 
     struct group *groups;
     uint32_t ngroups;
+    /* PROMISE_UNIT: units held by two or more active runs, and the episode
+     * (a maximal interval with at least one) that is open. */
+    uint64_t doubled;
+    int64_t uep_start_us;
+    uint32_t uep_tmpl;
 
     struct run_rec *runs;          /* open-addressing map of active runs */
     size_t runs_cap, nruns;
@@ -482,6 +493,7 @@ struct checker *checker_new(const struct world *w, enum promise promise)
     case PROMISE_NONE: c->ngroups = 0; break;
     case PROMISE_HANDLER: c->ngroups = w->nh; break;
     case PROMISE_WORKFLOW: c->ngroups = w->ninst; break;
+    case PROMISE_UNIT: c->ngroups = 0; break;
     }
     c->groups = xcalloc(c->ngroups, sizeof *c->groups);
     return c;
@@ -509,6 +521,8 @@ void checker_free(struct checker *c)
         free(c->prods[p].starts.v);
         free(c->prods[p].committed.v);
         free(c->prods[p].mutated.v);
+        free(c->prods[p].adue);
+        free(c->prods[p].acnt);
     }
     free(c->prods);
     free(c->tree);
@@ -614,6 +628,71 @@ static void group_end(struct checker *c, uint32_t g, int64_t now_us)
         c->tm[gr->ep_tmpl].overlaps_us += now_us - gr->ep_start_us;
 }
 
+static void doubled_inc(struct checker *c, uint32_t tmpl, int64_t now_us)
+{
+    if (c->doubled++ == 0) {
+        c->uep_start_us = now_us;
+        c->uep_tmpl = tmpl;
+    }
+}
+
+static void doubled_dec(struct checker *c, int64_t now_us)
+{
+    SIM_ASSERT(c->doubled > 0);
+    if (--c->doubled == 0)
+        c->tm[c->uep_tmpl].overlaps_us += now_us - c->uep_start_us;
+}
+
+/* PROMISE_UNIT: a run takes (delta = 1) or releases (delta = -1) its units.
+ * Returns 1 if, on taking, another active run already held one of them. */
+static int units_hold(struct checker *c, uint32_t h, uint32_t tmpl, const uint64_t *taken, uint32_t n,
+                      int64_t due_us, int delta, int64_t now_us)
+{
+    int shared = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        struct item *it = &c->items[taken[i]];
+        if (delta > 0) {
+            SIM_ASSERT(it->nactive < UINT16_MAX);
+            shared |= it->nactive > 0;
+            if (++it->nactive == 2)
+                doubled_inc(c, tmpl, now_us);
+        } else {
+            SIM_ASSERT(it->nactive > 0);
+            if (it->nactive-- == 2)
+                doubled_dec(c, now_us);
+        }
+    }
+    uint32_t p = c->prod_of[h];
+    if (p == UINT32_MAX || due_us < 0)
+        return shared;
+    struct prod *pr = &c->prods[p];
+    size_t k = 0;
+    while (k < pr->nadue && pr->adue[k] != due_us)
+        k++;
+    if (delta > 0) {
+        if (k == pr->nadue) {
+            pr->adue = xgrow(pr->adue, sizeof *pr->adue, &pr->cadue, pr->nadue + 1);
+            pr->acnt = xgrow(pr->acnt, sizeof *pr->acnt, &pr->cacnt, pr->nadue + 1);
+            pr->adue[k] = due_us;
+            pr->acnt[k] = 0;
+            pr->nadue++;
+        }
+        shared |= pr->acnt[k] > 0;
+        if (++pr->acnt[k] == 2)
+            doubled_inc(c, tmpl, now_us);
+    } else {
+        SIM_ASSERT(k < pr->nadue && pr->acnt[k] > 0);
+        if (pr->acnt[k]-- == 2)
+            doubled_dec(c, now_us);
+        if (pr->acnt[k] == 0) {
+            pr->adue[k] = pr->adue[pr->nadue - 1];
+            pr->acnt[k] = pr->acnt[pr->nadue - 1];
+            pr->nadue--;
+        }
+    }
+    return shared;
+}
+
 static uint32_t group_of(const struct checker *c, uint32_t h)
 {
     return c->promise == PROMISE_WORKFLOW ? c->w->h[h].inst : h;
@@ -681,6 +760,8 @@ void checker_run_start(struct checker *c, uint64_t run, uint32_t handler, enum r
 
     if (c->ngroups)
         group_start(c, group_of(c, handler), tmpl, now_us);
+    if (c->promise == PROMISE_UNIT && units_hold(c, handler, tmpl, r->taken, r->n, due_us, 1, now_us))
+        m->overlap_runs++;
 }
 
 void checker_wake_request(struct checker *c, uint32_t handler, int64_t wake_us, int64_t now_us)
@@ -732,6 +813,8 @@ void checker_run_end(struct checker *c, uint64_t run, enum run_outcome out, int6
 
     if (c->ngroups)
         group_end(c, group_of(c, h), now_us);
+    if (c->promise == PROMISE_UNIT)
+        units_hold(c, h, tmpl, r->taken, r->n, r->due_us, -1, now_us);
 
     switch (out) {
     case OUT_COMMITTED:
@@ -1095,6 +1178,8 @@ void checker_finish(struct checker *c, int64_t end_us, struct checker_result *ou
     for (uint32_t g = 0; g < c->ngroups; g++)
         if (c->groups[g].active >= 2)
             c->tm[c->groups[g].ep_tmpl].overlaps_us += end_us - c->groups[g].ep_start_us;
+    if (c->doubled)
+        c->tm[c->uep_tmpl].overlaps_us += end_us - c->uep_start_us;
 
     finish_dues(c);
     for (size_t i = 0; i < c->dl_cap; i++)

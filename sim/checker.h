@@ -37,8 +37,11 @@ const char *run_outcome_name(enum run_outcome o);
 enum drop_cause { DROP_EVICTED, DROP_CRASH };
 
 /* How many runs a policy promises may be active at once; overlaps measure
- * the time this promise is broken. */
-enum promise { PROMISE_NONE, PROMISE_HANDLER, PROMISE_WORKFLOW };
+ * the time this promise is broken.  HANDLER: one run per handler instance;
+ * WORKFLOW: one run per workflow instance; UNIT: one run per unit of work
+ * (an item, or a producer's due instant), so that a job run twice at once
+ * overlaps while independent jobs of one handler do not. */
+enum promise { PROMISE_NONE, PROMISE_HANDLER, PROMISE_WORKFLOW, PROMISE_UNIT };
 
 struct metrics {
     uint64_t published, processed, lost, dropped, stranded;

@@ -563,6 +563,46 @@ static void test_overlaps_none(void **state)
     fx_free(f);
 }
 
+/* PROMISE_UNIT: runs overlap only when they hold the same unit.  Consumer c
+ * with items 0 and 1; producer p (handler 1) with dues 0 and 1000.
+ *   run 1 takes item 0 in [10, 100); run 2 takes item 1 in [20, 60): two
+ *   runs of one handler, but different units: no overlap.
+ *   run 3 takes item 0 again in [50, 130): item 0 doubled in [50, 100): 50.
+ *   runs 4 and 5 of p serve due 1000 in [1000, 1100) and [1040, 1200):
+ *   doubled [1040, 1100): 60; run 6 serves due 0 in [1050, 1060): alone.
+ * overlaps: c 50, p 60; overlap_runs: c 1 (run 3), p 1 (run 5). */
+static void test_overlaps_unit(void **state)
+{
+    (void)state;
+    struct fx *f = fx_new(2000);
+    uint16_t w = fx_wf(f, "w", 1);
+    fx_consumer(f, w, "c");
+    fx_every(f, w, "p", 1000, 0);
+    struct checker *c = fx_start(f, PROMISE_UNIT);
+    (void)c;
+    pub(f, 0, 0);
+    pub(f, 0, 0);
+    start1(f, 1, 0, 0, 10);
+    start1(f, 2, 0, 1, 20);
+    start1(f, 3, 0, 0, 50);
+    end(f, 2, OUT_COMMITTED, 60);
+    end(f, 1, OUT_COMMITTED, 100);
+    end(f, 3, OUT_COMMITTED, 130);
+    start(f, 4, 1, 1000, NULL, 0, 1000);
+    start(f, 5, 1, 1000, NULL, 0, 1040);
+    start(f, 6, 1, 0, NULL, 0, 1050);
+    end(f, 6, OUT_COMMITTED, 1060);
+    end(f, 4, OUT_COMMITTED, 1100);
+    end(f, 5, OUT_COMMITTED, 1200);
+    const struct checker_result *r = fx_finish(f, 2000);
+    EXPECT(r, 0, "overlaps", 50);
+    EXPECT(r, 0, "overlap_runs", 1);
+    EXPECT(r, 1, "overlaps", 60);
+    EXPECT(r, 1, "overlap_runs", 1);
+    EXPECT(r, -1, "overlaps", 110);
+    fx_free(f);
+}
+
 /* ---- crashes --------------------------------------------------------------------- */
 
 static void test_crash_recovery(void **state)
@@ -1227,6 +1267,7 @@ int main(void)
         cmocka_unit_test(test_overlaps_handler),
         cmocka_unit_test(test_overlaps_workflow),
         cmocka_unit_test(test_overlaps_none),
+        cmocka_unit_test(test_overlaps_unit),
         cmocka_unit_test(test_crash_recovery),
         cmocka_unit_test(test_crash_recovery_too_slow),
         cmocka_unit_test(test_crash_stuck),
