@@ -154,6 +154,14 @@ struct group {
     uint32_t ep_tmpl;              /* template of the run that opened the episode */
 };
 
+/* A unit (an item, or a producer instance's due) held by >= 2 runs. */
+struct doubled {
+    uint64_t key;                  /* the item, or the due */
+    uint32_t prod;                 /* UINT32_MAX for an item, else the producer's handler */
+    uint32_t tmpl;                 /* the template the episode's time goes to */
+    int64_t start_us;
+};
+
 struct run_rec {
     uint64_t id;                   /* 0: empty slot */
     int64_t start_us;
@@ -218,11 +226,11 @@ struct checker {
 
     struct group *groups;
     uint32_t ngroups;
-    /* PROMISE_UNIT: units held by two or more active runs, and the episode
-     * (a maximal interval with at least one) that is open. */
-    uint64_t doubled;
-    int64_t uep_start_us;
-    uint32_t uep_tmpl;
+    /* PROMISE_UNIT: the units now held by two or more active runs, each with
+     * the start of its episode.  Few at a time (at most the active runs), so
+     * a plain array searched linearly. */
+    struct doubled *dbl;
+    size_t ndbl, dbl_cap;
 
     struct run_rec *runs;          /* open-addressing map of active runs */
     size_t runs_cap, nruns;
@@ -528,6 +536,7 @@ void checker_free(struct checker *c)
     free(c->tree);
     free(c->sched_h);
     free(c->groups);
+    free(c->dbl);
     for (size_t i = 0; i < c->runs_cap; i++)
         if (c->runs[i].id)
             free(c->runs[i].taken);
@@ -628,19 +637,25 @@ static void group_end(struct checker *c, uint32_t g, int64_t now_us)
         c->tm[gr->ep_tmpl].overlaps_us += now_us - gr->ep_start_us;
 }
 
-static void doubled_inc(struct checker *c, uint32_t tmpl, int64_t now_us)
+/* A unit became held by two runs: its episode opens (its time goes to the
+ * template of the run that opened it). */
+static void doubled_inc(struct checker *c, uint32_t prod, uint64_t key, uint32_t tmpl, int64_t now_us)
 {
-    if (c->doubled++ == 0) {
-        c->uep_start_us = now_us;
-        c->uep_tmpl = tmpl;
-    }
+    c->dbl = xgrow(c->dbl, sizeof *c->dbl, &c->dbl_cap, c->ndbl + 1);
+    c->dbl[c->ndbl++] = (struct doubled){key, prod, tmpl, now_us};
 }
 
-static void doubled_dec(struct checker *c, int64_t now_us)
+/* Back to one run: the episode closes. */
+static void doubled_dec(struct checker *c, uint32_t prod, uint64_t key, int64_t now_us)
 {
-    SIM_ASSERT(c->doubled > 0);
-    if (--c->doubled == 0)
-        c->tm[c->uep_tmpl].overlaps_us += now_us - c->uep_start_us;
+    for (size_t i = 0; i < c->ndbl; i++) {
+        if (c->dbl[i].key != key || c->dbl[i].prod != prod)
+            continue;
+        c->tm[c->dbl[i].tmpl].overlaps_us += now_us - c->dbl[i].start_us;
+        c->dbl[i] = c->dbl[--c->ndbl];
+        return;
+    }
+    SIM_ASSERT(0 && "closing an overlap episode that is not open");
 }
 
 /* PROMISE_UNIT: a run takes (delta = 1) or releases (delta = -1) its units.
@@ -655,11 +670,11 @@ static int units_hold(struct checker *c, uint32_t h, uint32_t tmpl, const uint64
             SIM_ASSERT(it->nactive < UINT16_MAX);
             shared |= it->nactive > 0;
             if (++it->nactive == 2)
-                doubled_inc(c, tmpl, now_us);
+                doubled_inc(c, UINT32_MAX, taken[i], tmpl, now_us);
         } else {
             SIM_ASSERT(it->nactive > 0);
             if (it->nactive-- == 2)
-                doubled_dec(c, now_us);
+                doubled_dec(c, UINT32_MAX, taken[i], now_us);
         }
     }
     uint32_t p = c->prod_of[h];
@@ -679,11 +694,11 @@ static int units_hold(struct checker *c, uint32_t h, uint32_t tmpl, const uint64
         }
         shared |= pr->acnt[k] > 0;
         if (++pr->acnt[k] == 2)
-            doubled_inc(c, tmpl, now_us);
+            doubled_inc(c, h, (uint64_t)due_us, tmpl, now_us);
     } else {
         SIM_ASSERT(k < pr->nadue && pr->acnt[k] > 0);
         if (pr->acnt[k]-- == 2)
-            doubled_dec(c, now_us);
+            doubled_dec(c, h, (uint64_t)due_us, now_us);
         if (pr->acnt[k] == 0) {
             pr->adue[k] = pr->adue[pr->nadue - 1];
             pr->acnt[k] = pr->acnt[pr->nadue - 1];
@@ -1178,8 +1193,8 @@ void checker_finish(struct checker *c, int64_t end_us, struct checker_result *ou
     for (uint32_t g = 0; g < c->ngroups; g++)
         if (c->groups[g].active >= 2)
             c->tm[c->groups[g].ep_tmpl].overlaps_us += end_us - c->groups[g].ep_start_us;
-    if (c->doubled)
-        c->tm[c->uep_tmpl].overlaps_us += end_us - c->uep_start_us;
+    for (size_t i = 0; i < c->ndbl; i++)
+        c->tm[c->dbl[i].tmpl].overlaps_us += end_us - c->dbl[i].start_us;
 
     finish_dues(c);
     for (size_t i = 0; i < c->dl_cap; i++)

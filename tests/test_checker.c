@@ -570,7 +570,9 @@ static void test_overlaps_none(void **state)
  *   run 3 takes item 0 again in [50, 130): item 0 doubled in [50, 100): 50.
  *   runs 4 and 5 of p serve due 1000 in [1000, 1100) and [1040, 1200):
  *   doubled [1040, 1100): 60; run 6 serves due 0 in [1050, 1060): alone.
- * overlaps: c 50, p 60; overlap_runs: c 1 (run 3), p 1 (run 5). */
+ *   runs 7 and 8 take both items in [1500, 1600) and [1550, 1650): two
+ *   units doubled in [1550, 1600): 2 x 50, summed over units.
+ * overlaps: c 50 + 100, p 60; overlap_runs: c 2 (runs 3, 8), p 1 (run 5). */
 static void test_overlaps_unit(void **state)
 {
     (void)state;
@@ -594,12 +596,17 @@ static void test_overlaps_unit(void **state)
     end(f, 6, OUT_COMMITTED, 1060);
     end(f, 4, OUT_COMMITTED, 1100);
     end(f, 5, OUT_COMMITTED, 1200);
+    static const uint64_t both[] = {0, 1};
+    start(f, 7, 0, -1, both, 2, 1500);
+    start(f, 8, 0, -1, both, 2, 1550);
+    end(f, 7, OUT_COMMITTED, 1600);
+    end(f, 8, OUT_COMMITTED, 1650);
     const struct checker_result *r = fx_finish(f, 2000);
-    EXPECT(r, 0, "overlaps", 50);
-    EXPECT(r, 0, "overlap_runs", 1);
+    EXPECT(r, 0, "overlaps", 150);
+    EXPECT(r, 0, "overlap_runs", 2);
     EXPECT(r, 1, "overlaps", 60);
     EXPECT(r, 1, "overlap_runs", 1);
-    EXPECT(r, -1, "overlaps", 110);
+    EXPECT(r, -1, "overlaps", 210);
     fx_free(f);
 }
 
