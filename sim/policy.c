@@ -10,12 +10,15 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "sim/cal.h"
 #include "sim/scenario.h"
 #include "sim/util.h"
 
-extern const struct policy_ops policy_oracle, policy_poll;
+extern const struct policy_ops policy_oracle, policy_poll, policy_wakeat, policy_vistimeout, policy_interval,
+    policy_heartbeat;
 
-const struct policy_ops *const policy_registry[] = {&policy_oracle, &policy_poll};
+const struct policy_ops *const policy_registry[] = {&policy_oracle, &policy_poll, &policy_wakeat,
+                                                     &policy_vistimeout, &policy_interval, &policy_heartbeat};
 const int policy_registry_count = (int)(sizeof policy_registry / sizeof policy_registry[0]);
 
 const struct policy_ops *policy_find(const char *name)
@@ -117,6 +120,29 @@ static int parse_value(const struct param_def *d, const char *v, int64_t *out, c
         }
         snprintf(msg, n, "bad value '%s' for '%s': expected true or false", v, d->key);
         return -1;
+    case PARAM_TOD: {
+        int min;
+        if (cal_tod_parse(v, &min, m, sizeof m) != 0) {
+            snprintf(msg, n, "bad value '%s' for '%s': %s", v, d->key, m);
+            return -1;
+        }
+        *out = min;
+        return 0;
+    }
+    case PARAM_ZONE: {
+        if (!strcmp(v, "local")) {
+            *out = 0;
+            return 0;
+        }
+        const struct cal_zone *z;
+        char err[CAL_ERR_SIZE];
+        if (cal_zone_get(v, &z, err, sizeof err) != 0) {
+            snprintf(msg, n, "bad value '%s' for '%s': %s", v, d->key, err);
+            return -1;
+        }
+        *out = (int64_t)(intptr_t)z;
+        return 0;
+    }
     }
     return -1;
 }
@@ -170,6 +196,13 @@ int params_set(struct params *ps, const char *key, const char *value, char *msg,
     return parse_value(&ps->defs[i], value, &ps->v[i], msg, n);
 }
 
+const struct cal_zone *params_zone(const struct params *ps, const char *key, const struct cal_zone *dflt)
+{
+    int i = param_index(ps->defs, ps->n, key);
+    SIM_ASSERT(i >= 0 && ps->defs[i].type == PARAM_ZONE);
+    return ps->v[i] ? (const struct cal_zone *)(intptr_t)ps->v[i] : dflt;
+}
+
 int64_t params_get(const struct params *ps, const char *key)
 {
     int i = param_index(ps->defs, ps->n, key);
@@ -201,6 +234,11 @@ void params_format(const struct params *ps, char *buf, size_t n)
             snprintf(val, sizeof val, "%.*s", (int)len, p ? p : "");
         } else if (d->type == PARAM_BOOL) {
             snprintf(val, sizeof val, "%s", ps->v[i] ? "true" : "false");
+        } else if (d->type == PARAM_TOD) {
+            snprintf(val, sizeof val, "%02d:%02d", (int)(ps->v[i] / 60), (int)(ps->v[i] % 60));
+        } else if (d->type == PARAM_ZONE) {
+            snprintf(val, sizeof val, "%s",
+                     ps->v[i] ? cal_zone_name((const struct cal_zone *)(intptr_t)ps->v[i]) : "local");
         } else {
             snprintf(val, sizeof val, "%lld", (long long)ps->v[i]);
         }

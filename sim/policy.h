@@ -30,7 +30,10 @@
 struct sim;
 struct policy;                     /* each policy defines its own */
 
-enum param_type { PARAM_INT, PARAM_DURATION, PARAM_ENUM, PARAM_BOOL };
+/* PARAM_TOD: a local time of day "HH:MM", stored as minutes since midnight.
+ * PARAM_ZONE: an IANA time zone name or "local" (the scenario's zone),
+ * stored as the zone's address (0 for "local"; read it with params_zone). */
+enum param_type { PARAM_INT, PARAM_DURATION, PARAM_ENUM, PARAM_BOOL, PARAM_TOD, PARAM_ZONE };
 /* One parameter of a policy: the declarative table that `simrun policies`
  * prints, `set`/`--set` validate against, and params_get reads. */
 struct param_def {
@@ -109,6 +112,9 @@ const struct policy_ops *policy_find(const char *name);
 int params_init(struct params *ps, const struct policy_ops *ops);
 int params_set(struct params *ps, const char *key, const char *value, char *msg, size_t n);
 int64_t params_get(const struct params *ps, const char *key);  /* a missing key is a bug */
+struct cal_zone;
+/* A PARAM_ZONE value: the zone, or dflt for "local". */
+const struct cal_zone *params_zone(const struct params *ps, const char *key, const struct cal_zone *dflt);
 /* Canonical text of the non-default values, "k=v,k=v" sorted by table
  * order; "" when all are defaults. */
 void params_format(const struct params *ps, char *buf, size_t n);

@@ -857,6 +857,26 @@ void sim_run_get(const struct sim *sim, uint64_t run, struct sim_run_info *o)
 
 uint32_t sim_active_runs(const struct sim *sim, uint32_t handler) { return sim->hs[handler].active; }
 
+const uint64_t *sim_run_taken(const struct sim *sim, uint64_t run, uint32_t *n)
+{
+    SIM_ASSERT(run >= 1 && run <= sim->nruns);
+    const struct run_rec *r = &sim->runs[run];
+    *n = r->ntaken;
+    return sim->taken + r->taken_off;
+}
+
+void sim_note(struct sim *sim, int64_t handler, const char *fmt, ...)
+{
+    if (!sim->o->trace && !sim->o->keep_trace)
+        return;
+    char buf[96];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof buf, fmt, ap);
+    va_end(ap);
+    trace(sim, "note", handler, 0, "%s", buf);
+}
+
 /* Interrupts the active runs that match (all = 1: every run), ending them
  * with outcome out (crashed, or cut off by a graceful stop). */
 static void interrupt_runs(struct sim *sim, int all, int any_worker, uint32_t worker, enum run_outcome out)

@@ -184,6 +184,15 @@ struct sim_run_info {
     uint64_t retry_of, resume_of, tag;
 };
 void sim_run_get(const struct sim *sim, uint64_t run, struct sim_run_info *out);
+/* The items run `run` reserved (its script's take), n in *n; valid until
+ * the next sim_run_start. */
+const uint64_t *sim_run_taken(const struct sim *sim, uint64_t run, uint32_t *n);
+
+/* A line of the policy's own in the trace (kind "note"), for people
+ * debugging a timeline: what it decided and why.  handler -1: none.  Not
+ * ground truth: the checker never sees it. */
+void sim_note(struct sim *sim, int64_t handler, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
 /* Number of runs of this handler currently active. */
 uint32_t sim_active_runs(const struct sim *sim, uint32_t handler);
 

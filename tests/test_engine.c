@@ -236,6 +236,49 @@ static void test_ticker_stop(void **state)
     scenario_free(s);
 }
 
+/* sim_run_taken gives a run's reservation; sim_note writes the policy's own
+ * trace lines. */
+static uint32_t taken_seen;
+static void tk3_publish(struct policy *p, uint32_t h, uint64_t item, int64_t now)
+{
+    if (sim_pending_count(p->sim, h) < 2)
+        return;
+    struct run_req rq = RUN_REQ_INIT;
+    rq.handler = h;
+    uint64_t run = sim_run_start(p->sim, &rq);
+    uint32_t n;
+    const uint64_t *t = sim_run_taken(p->sim, run, &n);
+    taken_seen = n;
+    assert_true(n == 2 && t[0] == 0 && t[1] == 1);
+    sim_note(p->sim, h, "started run %llu for %u items", (unsigned long long)run, n);
+}
+static void tk3_start(struct policy *p, int restart, int64_t now) {}
+static void test_run_taken_and_notes(void **state)
+{
+    (void)state;
+    struct policy_ops ops = spin_ops;
+    ops.start = tk3_start;
+    ops.on_publish = tk3_publish;
+    ops.on_run_end = dv_nothing_end;
+    struct scenario *s = parse("horizon 1h\nworkflow w\n  consumer c subscribe t fifo runs 1s\npublish t at 1m count 2\n");
+    struct params ps = {0};
+    FILE *tf = tmpfile();
+    assert_non_null(tf);
+    struct sim_opts o = {.seed = 1, .trace = tf, .label = "t"};
+    struct sim_result r;
+    sim_run(s, &ops, &ps, &o, &r);
+    assert_int_equal(taken_seen, 2);
+    rewind(tf);
+    char line[256];
+    int found = 0;
+    while (fgets(line, sizeof line, tf))
+        found |= strstr(line, " note ") && strstr(line, "started run 1 for 2 items");
+    assert_true(found);
+    fclose(tf);
+    sim_result_free(&r);
+    scenario_free(s);
+}
+
 /* --- deliveries ----------------------------------------------------------------- */
 
 static int delivered_ok[3];
@@ -277,7 +320,7 @@ int main(void)
         cmocka_unit_test(test_livelock_same_instant), cmocka_unit_test(test_livelock_busy_streak),
         cmocka_unit_test(test_livelock_timer),        cmocka_unit_test(test_crash_recreates_volatile),
         cmocka_unit_test(test_ticker_costs_nothing),  cmocka_unit_test(test_deliveries),
-        cmocka_unit_test(test_ticker_stop),
+        cmocka_unit_test(test_ticker_stop),           cmocka_unit_test(test_run_taken_and_notes),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     cal_zone_cache_free();
