@@ -1,0 +1,834 @@
+/* vistimeout.c: job rows with one `available_at` column, a pool of workers
+ * and a visibility timeout (seed 002, Kagzi after the simplification), and
+ * the design before it as a variant (design=lease).
+ *
+ * The database is the shared durable job table (sim/jobs.h): one row per
+ * job, with status PENDING / RUNNING / SLEEPING / COMPLETED / FAILED,
+ * `available_at` and `attempts`.  A job is one published event for one
+ * subscribed consumer, one due fire of a producer schedule, or one manual
+ * trigger of a producer.  A worker claims the row with the earliest
+ * `available_at <= now` (ties: the oldest row) and sets
+ * `available_at = now + visibility_timeout`; nothing extends it, so a run
+ * that outlives the timeout leaves its row claimable while it is still
+ * running, and the next idle worker runs the job a second time.  Sleeping
+ * (the script's wake request) sets `available_at` to the wake time; a step
+ * failure sets it to now + backoff, until the retry limit fails the job.
+ * A re-claimed job replays from the start, except that a mutate step whose
+ * result was recorded (the run reached `mutated`) returns its cached result:
+ * the new run resumes at emitting (run_req.resume_of).
+ *
+ * design=lease is the design before the simplification: a claim sets
+ * `locked_until = now + 30 s`, which the worker's heartbeats extend; the
+ * poll query only takes PENDING rows, and a watchdog ticking every second
+ * turns expired leases (orphans), due wake times and due retries back into
+ * PENDING rows.  Its three timestamps (locked_until, wake_up_at, retry_at)
+ * live in a second table whose row i belongs to job i.
+ *
+ * Both designs fire producer schedules from a loop in the server (the
+ * coordinator; the scheduler before) that ticks every 5 s from the server's
+ * start, with the first tick at the start itself; each due fire becomes a
+ * job whose run serves that nominal instant (run_req.due_us).  Idle workers
+ * are woken by a notification when a job is created (notify=on); with
+ * notify=off or broken each idle worker polls every poll_interval.
+ *
+ * A correlate consumer's pair needs two events while a job sees one: the
+ * job of the event that completes a pair (the later one) is offered both.
+ *
+ * Parts: `crash worker K` interrupts the run of worker K (runs carry worker
+ * K + 1) and leaves its row as it was, RUNNING until its available_at (or
+ * lease) passes; `crash workers` does this to every worker; `crash server`
+ * stops the coordinator, the watchdog, claims, heartbeats and notifications
+ * until the server is back, and keeps every row.  A host crash is all of
+ * these at once; recovery is from the rows alone.
+ *
+ * Key invariant: every job row is in exactly one status, and a worker is
+ * BUSY exactly while the run it started is active (runs of a crashed worker
+ * end in the crash, without on_run_end).
+ *
+ * Durable: the job table (and the lease table), per-job side data (cached
+ * step result, locked_by, failure count, why it became claimable), the
+ * schedule table (next fire, last fired), the pending events of correlate
+ * consumers.  Volatile: the workers, the
+ * server's up/down state, timers and tickers. */
+#include <stdlib.h>
+
+#include "sim/backoff.h"
+#include "sim/jobs.h"
+#include "sim/sim.h"
+#include "sim/util.h"
+
+enum { T_POLL = 1, T_NEXT, T_HEARTBEAT, T_COORD, T_WATCHDOG };
+enum { DESIGN_VISTIMEOUT, DESIGN_LEASE };
+enum { NOTIFY_ON, NOTIFY_OFF, NOTIFY_BROKEN };
+enum { ATTEMPTS_FAILURES, ATTEMPTS_CLAIMS };
+enum { W_IDLE, W_BUSY, W_DOWN };
+/* Why a row is claimable: the reason its next run reports. */
+enum { WHY_EVENT, WHY_FIRE, WHY_MANUAL, WHY_WAKE, WHY_RETRY };
+
+#define NONE UINT64_MAX
+
+/* What a job row holds beyond struct job (same index). */
+struct vt_row {
+    uint64_t cached_run;           /* run whose mutate step result is recorded, 0 none */
+    uint32_t locked_by;            /* worker (1-based) of the latest claim, 0 none */
+    uint32_t failures;             /* step failures (and, for lease, orphanings) so far */
+    uint8_t why;                   /* WHY_* */
+};
+
+struct vt_pend {                   /* a correlate consumer's pending events */
+    uint64_t *ids;
+    size_t n, cap;
+};
+
+struct vt_durable {
+    struct jobtab jobs;            /* workflow_runs: available_us = available_at */
+    struct jobtab timed;           /* lease design: row i = job i's locked_until / wake_up_at / retry_at */
+    struct vt_row *rows;           /* [jobs.n] */
+    size_t rows_cap;
+    struct jobtab scheds;          /* one row per producer schedule: available_us = next fire */
+    int64_t *next_fire;            /* [scheds.n] */
+    int64_t *last_fired;           /* [scheds.n] cursor of the catch-up rule, -1 before the first */
+    struct vt_pend *pend;          /* [nh] */
+    int init;
+};
+
+struct worker {
+    uint8_t state;                 /* W_* */
+    uint64_t run, job;             /* while BUSY */
+    int64_t t0_us;                 /* process start: the phase of its heartbeats */
+    sim_timer poll, heartbeat;
+};
+
+struct policy {
+    struct sim *sim;
+    struct vt_durable *d;
+    const struct world *w;
+
+    int design, notify, attempts_mode, cron_utc, extend;
+    uint32_t nworkers, max_catchup, max_attempts;
+    int64_t vt_us, hb_us, ext_us, lease_us, watchdog_us, coord_us, poll_us;
+    struct backoff retry;
+    const struct cal_zone *utc;
+
+    struct worker *wk;
+    uint32_t nidle;                /* workers IDLE */
+    int server_down;
+    int coord, watchdog;           /* tickers; watchdog only for design=lease */
+    sim_timer next;                /* notify=on: the earliest future available_at */
+    int64_t next_at;
+    uint64_t *scratch;
+    size_t scratch_cap;
+};
+
+static const struct param_def vt_params[] = {
+    {"design", PARAM_ENUM, "vistimeout", "vistimeout|lease", 0, 0,
+     "seed 002, Goal (before/after table); lease = the design before it",
+     "vistimeout: one available_at column, no lock extension; lease: locked_until extended by heartbeats, "
+     "a 1 s watchdog"},
+    {"workers", PARAM_INT, "4", NULL, 1, 1024, "spec 4 (seed 002 gives no pool size)",
+     "workers in the pool; run_req.worker = index + 1 (crash worker K hits index K)"},
+    {"visibility_timeout", PARAM_DURATION, "300s", NULL, US_PER_S, 30 * US_PER_DAY,
+     "seed 002, Phase 3 config.rs default_visibility_timeout_secs = 300; as built 60s",
+     "a claim sets available_at = now + this"},
+    {"heartbeat_extend", PARAM_BOOL, "false", NULL, 0, 1, "as built (spec 4): the lock extension came back",
+     "design=vistimeout: each heartbeat of a busy worker sets its row's available_at = now + heartbeat_extension"},
+    {"heartbeat_interval", PARAM_DURATION, "10s", NULL, US_PER_MS, US_PER_DAY,
+     "as built (spec 4: 10s/45s); seed 002 Phase 3 gives no interval",
+     "worker heartbeat period, from the worker's start"},
+    {"heartbeat_extension", PARAM_DURATION, "45s", NULL, US_PER_MS, 30 * US_PER_DAY, "as built (spec 4: 10s/45s)",
+     "what a heartbeat extends the row to (vistimeout with heartbeat_extend)"},
+    {"lease", PARAM_DURATION, "30s", NULL, US_PER_MS, 30 * US_PER_DAY,
+     "seed 002, Phase 3 current flow: locked_until = NOW() + 30s",
+     "design=lease: a claim and each heartbeat set locked_until = now + this"},
+    {"watchdog_interval", PARAM_DURATION, "1s", NULL, US_PER_MS, US_PER_DAY,
+     "seed 002, Phase 5 (watchdog.rs, 1s interval)",
+     "design=lease: the watchdog turns expired leases, due wakes and due retries into PENDING rows"},
+    {"coordinator_interval", PARAM_DURATION, "5s", NULL, US_PER_MS, US_PER_DAY,
+     "seed 002, Phase 5 default_coordinator_interval_secs = 5 (the scheduler's 5s before)",
+     "the loop that fires due producer schedules"},
+    {"notify", PARAM_ENUM, "on", "on|off|broken", 0, 0,
+     "seed 002, Architecture (LISTEN/NOTIFY) and Phase 1 (broken: the channel-name mismatch)",
+     "on: idle workers are woken when a job is created; off/broken: each idle worker polls"},
+    {"poll_interval", PARAM_DURATION, "60s", NULL, US_PER_MS, US_PER_DAY,
+     "as built: the server's poll_timeout_secs = 60 (seed 002 gives none)",
+     "how often an idle worker polls when notify is off or broken"},
+    {"max_catchup", PARAM_INT, "0", NULL, 0, 1000000,
+     "seed 002, Phase 5 (fire due schedules, no limit: 0 = every missed fire at once); as built 50",
+     "N >= 1: one fire per schedule per tick, and when more than N fires are due the oldest are skipped"},
+    {"attempts", PARAM_ENUM, "failures", "failures|claims", 0, 0,
+     "seed 002, Phase 4 (the step's attempt number); as built: the row's attempts, bumped at every claim",
+     "what the retry limit counts: step failures, or claims (sleep wakes and re-claims too)"},
+    {"max_attempts", PARAM_INT, "5", NULL, 1, 1000000, "as built: RetryPolicy maximum_attempts = 5",
+     "a job fails for good when the count reaches this"},
+    {"retry_base", PARAM_DURATION, "1s", NULL, US_PER_MS, US_PER_DAY,
+     "as built: RetryPolicy initial_interval 1000 ms, coefficient 2 (jitter not modelled)",
+     "backoff before retry n: base * 2^(n-1), capped"},
+    {"retry_cap", PARAM_DURATION, "60s", NULL, US_PER_MS, 30 * US_PER_DAY,
+     "as built: RetryPolicy maximum_interval 60000 ms", "largest backoff (a cap below retry_base is retry_base)"},
+    {"cron_tz", PARAM_ENUM, "schedule", "schedule|utc", 0, 0, "as built (spec 4): cron evaluated in UTC",
+     "schedule: cron fires in the schedule's zone; utc: in UTC whatever the zone"},
+};
+
+/* --- small helpers ---------------------------------------------------------- */
+
+static struct vt_row *row_of(struct policy *p, uint64_t id)
+{
+    SIM_ASSERT(id < p->d->jobs.n);
+    return &p->d->rows[id];
+}
+
+static int row_active(const struct job *j)
+{
+    return j->status == JOB_PENDING || j->status == JOB_RUNNING || j->status == JOB_SLEEPING;
+}
+
+static int is_consumer(const struct policy *p, uint32_t h) { return world_hdef(p->w, h)->kind == H_CONSUMER; }
+
+static int64_t sched_next(const struct policy *p, uint32_t h, int64_t after_us, int inclusive)
+{
+    const struct handler_def *hd = world_hdef(p->w, h);
+    if (p->cron_utc && hd->sched.kind == SCHED_CRON) {
+        struct schedule sc = hd->sched;
+        sc.zone = p->utc;
+        return schedule_next(p->w->scn, &sc, after_us, inclusive);
+    }
+    return sim_sched_next(p->sim, h, after_us, inclusive);
+}
+
+/* The lease design keeps a row's time in the timed table; the job table
+ * then holds SIM_NEVER for it, so the poll query never sees it. */
+static void set_timed(struct policy *p, uint64_t id, enum job_status st, int64_t at_us)
+{
+    if (p->design == DESIGN_LEASE)
+        jobs_update(&p->d->timed, id, st, at_us);
+}
+
+static uint64_t job_new(struct policy *p, uint32_t h, int64_t due_us, uint64_t item, uint8_t why, int64_t now_us)
+{
+    struct vt_durable *d = p->d;
+    struct job j = {.handler = h, .status = JOB_PENDING, .available_us = now_us, .due_us = due_us, .item = item};
+    uint64_t id = jobs_add(&d->jobs, &j);
+    if (id >= d->rows_cap) {
+        size_t cap = d->rows_cap ? d->rows_cap * 2 : 64;
+        d->rows = sim_drealloc(p->sim, d->rows, cap * sizeof *d->rows);
+        d->rows_cap = cap;
+    }
+    d->rows[id] = (struct vt_row){.why = why};
+    if (p->design == DESIGN_LEASE) {
+        struct job t = {.handler = h, .status = JOB_COMPLETED, .available_us = SIM_NEVER, .item = id};
+        uint64_t tid = jobs_add(&d->timed, &t);
+        SIM_ASSERT(tid == id);
+    }
+    return id;
+}
+
+/* --- correlate ------------------------------------------------------------------- */
+
+/* A pair needs two events, and a job sees one.  The job of the event that
+ * arrived second completes the pair: it is offered its own event and the
+ * oldest pending event of the other topic with the same key published
+ * before it.  The job of the first event finds no partner, takes nothing
+ * and completes.  The pending events of a correlate consumer are kept in a
+ * durable list (item ids in publish order), tidied as it is scanned. */
+static void correlate_add(struct policy *p, uint32_t h, uint64_t item)
+{
+    if (world_hdef(p->w, h)->script.kind != SCRIPT_CORRELATE)
+        return;
+    struct vt_pend *pl = &p->d->pend[h];
+    if (pl->n == pl->cap) {
+        pl->cap = pl->cap ? pl->cap * 2 : 16;
+        pl->ids = sim_drealloc(p->sim, pl->ids, pl->cap * sizeof *pl->ids);
+    }
+    pl->ids[pl->n++] = item;
+}
+
+/* O(pending events of h). */
+static uint64_t correlate_partner(struct policy *p, uint32_t h, uint64_t item)
+{
+    const struct handler_def *hd = world_hdef(p->w, h);
+    if (hd->script.kind != SCRIPT_CORRELATE)
+        return NONE;
+    struct vt_pend *pl = &p->d->pend[h];
+    const struct sim_item *mine = sim_item(p->sim, item);
+    uint16_t other;
+    if (mine->topic == hd->script.corr_a)
+        other = hd->script.corr_b;
+    else if (mine->topic == hd->script.corr_b)
+        other = hd->script.corr_a;
+    else
+        return NONE;
+    uint64_t found = NONE;
+    size_t k = 0;
+    for (size_t i = 0; i < pl->n; i++) {
+        uint64_t id = pl->ids[i];
+        const struct sim_item *it = sim_item(p->sim, id);
+        if (it->state != ITEM_PENDING)
+            continue;
+        pl->ids[k++] = id;
+        if (found == NONE && id < item && it->topic == other && it->key == mine->key)
+            found = id;
+    }
+    pl->n = k;
+    return found;
+}
+
+/* --- claims and workers ------------------------------------------------------- */
+
+static void worker_set(struct policy *p, uint32_t k, uint8_t state)
+{
+    struct worker *wk = &p->wk[k];
+    p->nidle -= wk->state == W_IDLE;
+    wk->state = state;
+    p->nidle += state == W_IDLE;
+}
+
+/* The first heartbeat of worker k after now (its loop ticks from its start). */
+static int64_t next_heartbeat(const struct policy *p, uint32_t k, int64_t now_us)
+{
+    int64_t t0 = p->wk[k].t0_us;
+    return t0 + ((now_us - t0) / p->hb_us + 1) * p->hb_us;
+}
+
+/* The poll query's UPDATE and the start of the run: worker k takes row id. */
+static void claim(struct policy *p, uint32_t k, uint64_t id, int64_t now_us)
+{
+    struct vt_durable *d = p->d;
+    struct worker *wk = &p->wk[k];
+    struct job *j = jobs_get(&d->jobs, id);
+    struct vt_row *x = row_of(p, id);
+    SIM_ASSERT(wk->state == W_IDLE);
+    SIM_ASSERT(row_active(j));
+    int was_running = j->status == JOB_RUNNING;
+    uint32_t h = j->handler;
+    j->attempts++;
+
+    /* Memoization: the latest run's mutate step is cached once that run
+     * recorded it (phase mutated or later, with something taken). */
+    if (j->run) {
+        struct sim_run_info ri;
+        sim_run_get(p->sim, j->run, &ri);
+        if (ri.phase >= PHASE_MUTATED && (ri.ntaken > 0 || !is_consumer(p, h)))
+            x->cached_run = j->run;
+    }
+
+    struct run_req rq = RUN_REQ_INIT;
+    rq.handler = h;
+    rq.due_us = j->due_us;
+    rq.worker = k + 1;
+    rq.tag = id;
+    rq.resume_of = x->cached_run;
+    static const enum run_reason why_reason[] = {REASON_EVENT, REASON_SCHEDULE, REASON_MANUAL, REASON_WAKE,
+                                                 REASON_RETRY};
+    rq.reason = was_running ? REASON_RECOVER : why_reason[x->why];
+    if (x->why == WHY_RETRY)
+        rq.retry_of = j->run;
+    uint64_t offer[2] = {j->item, 0};
+    if (is_consumer(p, h)) {
+        rq.offer = offer;
+        rq.noffer = 1;
+        uint64_t partner = correlate_partner(p, h, j->item);
+        if (partner != NONE) {
+            offer[0] = partner; /* publish order */
+            offer[1] = j->item;
+            rq.noffer = 2;
+        }
+    }
+
+    if (p->design == DESIGN_LEASE) {
+        jobs_update(&d->jobs, id, JOB_RUNNING, SIM_NEVER);
+        set_timed(p, id, JOB_RUNNING, now_us + p->lease_us);
+    } else {
+        jobs_update(&d->jobs, id, JOB_RUNNING, now_us + p->vt_us);
+    }
+    x->locked_by = k + 1;
+
+    sim_timer_cancel(p->sim, wk->poll);
+    wk->poll = 0;
+    worker_set(p, k, W_BUSY);
+    wk->job = id;
+    wk->run = sim_run_start(p->sim, &rq);
+    jobs_get(&d->jobs, id)->run = wk->run;
+    if (p->design == DESIGN_LEASE || p->extend)
+        wk->heartbeat = sim_timer_at(p->sim, next_heartbeat(p, k, now_us), T_HEARTBEAT, k);
+}
+
+/* Worker k asks for work (PollTask): it claims the earliest claimable row,
+ * or waits: for a notification, or (notify off/broken) poll_interval. */
+static void worker_poll(struct policy *p, uint32_t k, int64_t now_us)
+{
+    struct worker *wk = &p->wk[k];
+    if (wk->state != W_IDLE)
+        return;
+    if (!p->server_down) {
+        uint64_t id = jobs_next_due(&p->d->jobs, now_us);
+        if (id != NONE) {
+            claim(p, k, id, now_us);
+            return;
+        }
+    }
+    if (p->notify != NOTIFY_ON && !wk->poll)
+        wk->poll = sim_timer_at(p->sim, now_us + p->poll_us, T_POLL, k);
+}
+
+static void ticker_arm(struct policy *p, int ticker, int64_t at_us, int64_t now_us)
+{
+    if (at_us != SIM_NEVER && at_us <= now_us)
+        at_us = now_us + 1;
+    sim_ticker_arm(p->sim, ticker, p->server_down ? SIM_NEVER : at_us);
+}
+
+/* Called at the end of every hook, after the rows changed.
+ * design=lease: the watchdog ticks (it always wakes; it only has work) at
+ * the earliest lease, wake or retry time.
+ * design=vistimeout, notify=on: a row becomes claimable by time alone
+ * (sleep end, backoff end, visibility timeout), which no notification
+ * announces; one timer at the earliest future available_at stands for the
+ * poll query finding it then. */
+static void arm_next(struct policy *p, int64_t now_us)
+{
+    if (p->design == DESIGN_LEASE) {
+        int64_t at = SIM_NEVER;
+        jobs_peek(&p->d->timed, &at);
+        ticker_arm(p, p->watchdog, at, now_us);
+    }
+    int64_t want = SIM_NEVER;
+    if (p->design == DESIGN_VISTIMEOUT && p->notify == NOTIFY_ON && !p->server_down && p->nidle > 0) {
+        int64_t at;
+        if (jobs_peek(&p->d->jobs, &at) != NONE && at > now_us)
+            want = at;
+    }
+    if (want == p->next_at)
+        return;
+    sim_timer_cancel(p->sim, p->next);
+    p->next = want == SIM_NEVER ? 0 : sim_timer_at(p->sim, want, T_NEXT, 0);
+    p->next_at = want;
+}
+
+/* New work (NOTIFY): every idle worker re-runs the poll query, lowest index
+ * first; with notify off or broken nobody hears it. */
+static void notify_all(struct policy *p, int64_t now_us)
+{
+    if (p->notify != NOTIFY_ON || p->server_down)
+        return;
+    /* O(workers) at most; stops at the first worker that finds nothing,
+     * since the others would find nothing either. */
+    for (uint32_t k = 0; k < p->nworkers && p->nidle > 0; k++) {
+        if (p->wk[k].state != W_IDLE)
+            continue;
+        uint64_t id = jobs_next_due(&p->d->jobs, now_us);
+        if (id == NONE)
+            break;
+        claim(p, k, id, now_us);
+    }
+}
+
+/* --- row transitions ------------------------------------------------------------ */
+
+static void row_complete(struct policy *p, uint64_t id, enum job_status st)
+{
+    jobs_update(&p->d->jobs, id, st, SIM_NEVER);
+    set_timed(p, id, JOB_COMPLETED, SIM_NEVER);
+}
+
+static void row_sleep(struct policy *p, uint64_t id, int64_t wake_us)
+{
+    row_of(p, id)->why = WHY_WAKE;
+    if (p->design == DESIGN_LEASE) {
+        jobs_update(&p->d->jobs, id, JOB_SLEEPING, SIM_NEVER);
+        set_timed(p, id, JOB_SLEEPING, wake_us);
+    } else {
+        jobs_update(&p->d->jobs, id, JOB_SLEEPING, wake_us);
+    }
+}
+
+/* A failed attempt (x->failures already counted): retry after the backoff,
+ * or fail the job for good. */
+static void row_fail(struct policy *p, uint64_t id, int fatal, int64_t now_us)
+{
+    struct job *j = jobs_get(&p->d->jobs, id);
+    struct vt_row *x = row_of(p, id);
+    uint32_t n = p->attempts_mode == ATTEMPTS_CLAIMS ? j->attempts : x->failures;
+    if (n < 1)
+        n = 1;
+    /* Kagzi's should_retry(attempt) is attempt < maximum_attempts. */
+    if (fatal || n >= p->max_attempts) {
+        row_complete(p, id, JOB_FAILED);
+        return;
+    }
+    int64_t at = now_us + backoff_delay(&p->retry, n);
+    x->why = WHY_RETRY;
+    if (p->design == DESIGN_LEASE) {
+        jobs_update(&p->d->jobs, id, JOB_PENDING, SIM_NEVER);
+        set_timed(p, id, JOB_PENDING, at);
+    } else {
+        jobs_update(&p->d->jobs, id, JOB_PENDING, at);
+    }
+}
+
+/* --- the server's loops ---------------------------------------------------------- */
+
+/* One schedule at one tick.  max_catchup = 0: every due fire up to now.
+ * Otherwise the as-built rule: count the fires in (last fired, now]; more
+ * than max_catchup: skip ahead so that max_catchup remain, fire nothing
+ * this tick and move the cursor to now; else fire the current one. */
+static void fire_schedule(struct policy *p, uint64_t sid, int64_t now_us)
+{
+    struct vt_durable *d = p->d;
+    uint32_t h = jobs_get(&d->scheds, sid)->handler;
+    int64_t nf = d->next_fire[sid];
+    SIM_ASSERT(nf <= now_us);
+    if (p->max_catchup == 0) {
+        while (nf != SIM_NEVER && nf <= now_us) {
+            job_new(p, h, nf, UINT64_MAX, WHY_FIRE, now_us);
+            d->last_fired[sid] = nf;
+            nf = sched_next(p, h, nf, 0);
+        }
+    } else {
+        uint64_t missed = 0;
+        for (int64_t t = sched_next(p, h, d->last_fired[sid], 0); t != SIM_NEVER && t <= now_us;
+             t = sched_next(p, h, t, 0))
+            missed++;
+        if (missed > p->max_catchup) {
+            uint64_t skip = missed - p->max_catchup;
+            int64_t t = sched_next(p, h, d->last_fired[sid], 0);
+            for (uint64_t i = 0; i < skip; i++)
+                t = sched_next(p, h, t, 0);
+            nf = t;
+            d->last_fired[sid] = now_us;
+        } else {
+            job_new(p, h, nf, UINT64_MAX, WHY_FIRE, now_us);
+            d->last_fired[sid] = nf;
+            nf = sched_next(p, h, nf, 0);
+        }
+    }
+    d->next_fire[sid] = nf;
+    jobs_update(&d->scheds, sid, nf == SIM_NEVER ? JOB_COMPLETED : JOB_PENDING, nf);
+}
+
+/* The coordinator (scheduler, for lease): fires the due schedules. */
+static void coordinator_tick(struct policy *p, int64_t now_us)
+{
+    struct vt_durable *d = p->d;
+    if (p->server_down)
+        return;
+    /* Each schedule is handled once per tick: gather the due ones first
+     * (parked at SIM_NEVER), then fire. */
+    size_t n = 0;
+    uint64_t sid;
+    while ((sid = jobs_next_due(&d->scheds, now_us)) != NONE) {
+        p->scratch = xgrow(p->scratch, sizeof *p->scratch, &p->scratch_cap, n + 1);
+        p->scratch[n++] = sid;
+        jobs_update(&d->scheds, sid, JOB_SLEEPING, SIM_NEVER);
+    }
+    for (size_t i = 0; i < n; i++)
+        fire_schedule(p, p->scratch[i], now_us);
+    int64_t at = SIM_NEVER;
+    jobs_peek(&d->scheds, &at);
+    ticker_arm(p, p->coord, at, now_us);
+    if (n)
+        notify_all(p, now_us);
+}
+
+/* design=lease: the watchdog.  Expired leases are orphans (a failed attempt:
+ * retry after the backoff, or fail); due wakes and due retries become
+ * PENDING rows that the poll query takes. */
+static void watchdog_tick(struct policy *p, int64_t now_us)
+{
+    struct vt_durable *d = p->d;
+    if (p->server_down)
+        return;
+    uint64_t id;
+    int woke = 0;
+    while ((id = jobs_next_due(&d->timed, now_us)) != NONE) {
+        struct job *t = jobs_get(&d->timed, id);
+        if (t->status == JOB_RUNNING) {
+            struct vt_row *x = row_of(p, id);
+            x->failures++;
+            x->locked_by = 0;
+            row_fail(p, id, 0, now_us);
+        } else {
+            set_timed(p, id, JOB_COMPLETED, SIM_NEVER);
+            jobs_update(&d->jobs, id, JOB_PENDING, now_us);
+            woke = 1;
+        }
+    }
+    if (woke)
+        notify_all(p, now_us);
+}
+
+/* --- hooks ---------------------------------------------------------------------------- */
+
+static struct policy *vt_create(struct sim *sim, void *durable, const struct params *ps)
+{
+    struct policy *p = xcalloc(1, sizeof *p);
+    p->sim = sim;
+    p->d = durable;
+    p->w = sim_world(sim);
+    p->design = (int)params_get(ps, "design");
+    p->nworkers = (uint32_t)params_get(ps, "workers");
+    p->vt_us = params_get(ps, "visibility_timeout");
+    p->extend = (int)params_get(ps, "heartbeat_extend");
+    p->hb_us = params_get(ps, "heartbeat_interval");
+    p->ext_us = params_get(ps, "heartbeat_extension");
+    p->lease_us = params_get(ps, "lease");
+    p->watchdog_us = params_get(ps, "watchdog_interval");
+    p->coord_us = params_get(ps, "coordinator_interval");
+    p->notify = (int)params_get(ps, "notify");
+    p->poll_us = params_get(ps, "poll_interval");
+    p->max_catchup = (uint32_t)params_get(ps, "max_catchup");
+    p->attempts_mode = (int)params_get(ps, "attempts");
+    p->max_attempts = (uint32_t)params_get(ps, "max_attempts");
+    int64_t base = params_get(ps, "retry_base"), cap = params_get(ps, "retry_cap");
+    p->retry = backoff_exp(base, cap < base ? base : cap, 0);
+    p->cron_utc = (int)params_get(ps, "cron_tz") == 1;
+    if (p->cron_utc) {
+        char err[128];
+        SIM_ASSERT(cal_zone_get("UTC", &p->utc, err, sizeof err) == 0); /* UTC is built in */
+    }
+    p->wk = xcalloc(p->nworkers, sizeof *p->wk);
+    p->next_at = SIM_NEVER;
+
+    struct vt_durable *d = p->d;
+    if (!d->init) {
+        d->init = 1;
+        jobs_init(&d->jobs, sim_durable_realloc, sim);
+        jobs_init(&d->timed, sim_durable_realloc, sim);
+        jobs_init(&d->scheds, sim_durable_realloc, sim);
+        uint32_t nprod = 0;
+        for (uint32_t h = 0; h < p->w->nh; h++)
+            nprod += !is_consumer(p, h);
+        d->next_fire = sim_dalloc(sim, sizeof(int64_t) * (nprod ? nprod : 1));
+        d->last_fired = sim_dalloc(sim, sizeof(int64_t) * (nprod ? nprod : 1));
+        d->pend = sim_dalloc(sim, sizeof *d->pend * (p->w->nh ? p->w->nh : 1));
+        for (uint32_t h = 0; h < p->w->nh; h++) {
+            if (is_consumer(p, h))
+                continue;
+            int64_t first = sched_next(p, h, 0, 1);
+            struct job s = {.handler = h, .status = first == SIM_NEVER ? JOB_COMPLETED : JOB_PENDING,
+                            .available_us = first, .due_us = -1, .item = UINT64_MAX};
+            uint64_t sid = jobs_add(&d->scheds, &s);
+            d->next_fire[sid] = first;
+            d->last_fired[sid] = -1;
+        }
+    }
+    return p;
+}
+
+static void vt_destroy(struct policy *p)
+{
+    free(p->wk);
+    free(p->scratch);
+    free(p);
+}
+
+static void vt_start(struct policy *p, int restart, int64_t now_us)
+{
+    (void)restart; /* the rows are all there is to recover from */
+    p->server_down = 0;
+    p->nidle = 0;
+    for (uint32_t k = 0; k < p->nworkers; k++) {
+        p->wk[k] = (struct worker){.state = W_DOWN, .t0_us = now_us};
+        worker_set(p, k, W_IDLE);
+    }
+    p->coord = sim_ticker_new(p->sim, p->coord_us, T_COORD);
+    if (p->design == DESIGN_LEASE)
+        p->watchdog = sim_ticker_new(p->sim, p->watchdog_us, T_WATCHDOG);
+    /* The loops' first ticks come at once (an interval timer's first tick). */
+    coordinator_tick(p, now_us);
+    if (p->design == DESIGN_LEASE)
+        watchdog_tick(p, now_us);
+    for (uint32_t k = 0; k < p->nworkers; k++)
+        worker_poll(p, k, now_us);
+    arm_next(p, now_us);
+}
+
+static void vt_on_publish(struct policy *p, uint32_t h, uint64_t item, int64_t now_us)
+{
+    job_new(p, h, -1, item, WHY_EVENT, now_us);
+    correlate_add(p, h, item);
+    notify_all(p, now_us);
+    arm_next(p, now_us);
+}
+
+static void vt_on_timer(struct policy *p, uint32_t tag, uint64_t arg, int64_t now_us)
+{
+    switch (tag) {
+    case T_POLL: {
+        uint32_t k = (uint32_t)arg;
+        p->wk[k].poll = 0;
+        worker_poll(p, k, now_us);
+        break;
+    }
+    case T_NEXT:
+        p->next = 0;
+        p->next_at = SIM_NEVER;
+        notify_all(p, now_us);
+        break;
+    case T_HEARTBEAT: {
+        uint32_t k = (uint32_t)arg;
+        struct worker *wk = &p->wk[k];
+        wk->heartbeat = 0;
+        if (wk->state != W_BUSY)
+            break;
+        struct job *j = jobs_get(&p->d->jobs, wk->job);
+        /* extend_worker_locks: rows this worker still holds (a re-claim by
+         * another worker changed locked_by); the server must be up. */
+        if (!p->server_down && j->status == JOB_RUNNING && row_of(p, wk->job)->locked_by == k + 1) {
+            if (p->design == DESIGN_LEASE)
+                set_timed(p, wk->job, JOB_RUNNING, now_us + p->lease_us);
+            else
+                jobs_update(&p->d->jobs, wk->job, JOB_RUNNING, now_us + p->ext_us);
+        }
+        wk->heartbeat = sim_timer_at(p->sim, now_us + p->hb_us, T_HEARTBEAT, k);
+        break;
+    }
+    case T_COORD:
+        coordinator_tick(p, now_us);
+        break;
+    case T_WATCHDOG:
+        watchdog_tick(p, now_us);
+        break;
+    default:
+        SIM_ASSERT(0 && "unknown timer tag");
+    }
+    arm_next(p, now_us);
+}
+
+static void vt_on_run_end(struct policy *p, const struct run_result *r, int64_t now_us)
+{
+    SIM_ASSERT(r->worker >= 1 && r->worker <= p->nworkers);
+    uint32_t k = r->worker - 1;
+    struct worker *wk = &p->wk[k];
+    SIM_ASSERT(wk->state == W_BUSY && wk->run == r->run);
+    sim_timer_cancel(p->sim, wk->heartbeat);
+    wk->heartbeat = 0;
+    wk->run = 0;
+    worker_set(p, k, W_IDLE);
+
+    /* The row update of this run applies whoever holds the row now: the
+     * seed's UPDATEs match the run id and status, not the worker. */
+    uint64_t id = r->tag;
+    struct job *j = jobs_get(&p->d->jobs, id);
+    if (row_active(j)) {
+        if (r->outcome == OUT_COMMITTED) {
+            int waits = is_consumer(p, j->handler) && r->ntaken == 0 && r->wake_us != SIM_NEVER &&
+                        sim_item(p->sim, j->item)->state == ITEM_PENDING;
+            if (waits)
+                row_sleep(p, id, r->wake_us);
+            else
+                row_complete(p, id, JOB_COMPLETED);
+        } else {
+            row_of(p, id)->failures++;
+            /* internal: a non-retryable error */
+            row_fail(p, id, r->fail == FAIL_INTERNAL, now_us);
+        }
+    }
+    worker_poll(p, k, now_us); /* the worker loop asks again at once */
+    arm_next(p, now_us);
+}
+
+static void vt_on_trigger(struct policy *p, uint32_t inst, int64_t now_us)
+{
+    int any = 0;
+    for (uint32_t h = p->w->inst_first_h[inst]; h < p->w->inst_first_h[inst + 1]; h++) {
+        if (is_consumer(p, h))
+            continue;
+        job_new(p, h, -1, UINT64_MAX, WHY_MANUAL, now_us);
+        any = 1;
+    }
+    if (any)
+        notify_all(p, now_us);
+    arm_next(p, now_us);
+}
+
+static void worker_down(struct policy *p, uint32_t k)
+{
+    struct worker *wk = &p->wk[k];
+    if (wk->state == W_DOWN)
+        return;
+    /* Its run (if any) was interrupted by the engine; the row stays RUNNING
+     * until its available_at (lease) passes. */
+    sim_timer_cancel(p->sim, wk->poll);
+    sim_timer_cancel(p->sim, wk->heartbeat);
+    wk->poll = wk->heartbeat = 0;
+    wk->run = 0;
+    worker_set(p, k, W_DOWN);
+}
+
+static void worker_up(struct policy *p, uint32_t k, int64_t now_us)
+{
+    struct worker *wk = &p->wk[k];
+    if (wk->state != W_DOWN)
+        return;
+    wk->t0_us = now_us;
+    worker_set(p, k, W_IDLE);
+    worker_poll(p, k, now_us);
+}
+
+static void vt_on_part(struct policy *p, int target, uint32_t index, int up, int64_t now_us)
+{
+    switch (target) {
+    case CRASH_WORKER:
+        if (index < p->nworkers) {
+            if (up)
+                worker_up(p, index, now_us);
+            else
+                worker_down(p, index);
+        }
+        break;
+    case CRASH_WORKERS:
+        for (uint32_t k = 0; k < p->nworkers; k++) {
+            if (up)
+                worker_up(p, k, now_us);
+            else
+                worker_down(p, k);
+        }
+        break;
+    case CRASH_SERVER:
+        if (!up) {
+            /* Notifications in flight and the loops die with the server;
+             * rows stay. */
+            p->server_down = 1;
+            sim_ticker_arm(p->sim, p->coord, SIM_NEVER);
+            if (p->design == DESIGN_LEASE)
+                sim_ticker_arm(p->sim, p->watchdog, SIM_NEVER);
+        } else if (p->server_down) {
+            p->server_down = 0;
+            coordinator_tick(p, now_us);
+            if (p->design == DESIGN_LEASE)
+                watchdog_tick(p, now_us);
+            /* Workers reconnect and poll. */
+            for (uint32_t k = 0; k < p->nworkers; k++)
+                worker_poll(p, k, now_us);
+        }
+        break;
+    default:
+        break;
+    }
+    arm_next(p, now_us);
+}
+
+const struct policy_ops policy_vistimeout = {
+    .abi = POLICY_ABI,
+    .name = "vistimeout",
+    .summary = "job rows with one available_at column, a worker pool and a visibility timeout (lease: the "
+               "design before)",
+    .seeds = "seed 002 (Kagzi scheduling simplification)",
+    .params = vt_params,
+    .nparams = (int)(sizeof vt_params / sizeof vt_params[0]),
+    .durable_size = sizeof(struct vt_durable),
+    /* The system promises one execution per job, and a job is one unit of
+     * work (an item, or a producer's fire): overlaps measure a job running
+     * twice at once, not independent jobs of one consumer side by side. */
+    .promise = PROMISE_UNIT,
+    .items_volatile = 0,
+    .create = vt_create,
+    .destroy = vt_destroy,
+    .start = vt_start,
+    .on_publish = vt_on_publish,
+    .on_timer = vt_on_timer,
+    .on_run_end = vt_on_run_end,
+    .on_trigger = vt_on_trigger,
+    .on_part = vt_on_part,
+    .on_horizon = NULL,
+};
