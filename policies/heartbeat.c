@@ -1,0 +1,773 @@
+/* heartbeat.c: one alarm clock per agent with wake coalescing, a volatile
+ * system-event queue, a file-backed cron engine and a delivery queue (seed
+ * 004 "Scheduling Subsystem", Open Alice; spec section 4).
+ *
+ * The mapping onto the workload.  A workflow instance is one agent with its
+ * own scheduler.  Its consumers are the agent's duties, which every run of
+ * the agent checks (the prompt of every run is the heartbeat prompt plus the
+ * drained system events: seed "Data Flow"); its producers are its cron jobs,
+ * and a producer's run is the agent processing that job's system event.
+ *
+ * The rules, in the seed's words, and where each lives below:
+ *  - "Scheduler is the single alarm clock": every reason to run goes through
+ *    request_wake().  The heartbeat requests `interval` every `every` from
+ *    start-up (first at start + every, seed "Scheduler"); cron fires request
+ *    `cron`; publishes request `hook`; a manual trigger `manual`; a failed
+ *    run `retry` one second later ("Auto-Retry on Failure").
+ *  - "Wake Coalescing": requests within `coalesce` (250 ms) of the first one
+ *    give one flush with the highest-priority reason (retry 0 < interval 1 <
+ *    cron = message 2 < manual = hook 3); the window starts at the first
+ *    request and is not extended.
+ *  - "Execution Mutex": one session per agent at a time.  Requests during a
+ *    session are held and coalesced; when the session ends they flush at
+ *    once if their window has passed, else at its end.
+ *  - "Active Hours": at a flush whose reason is `interval`, outside the
+ *    window, nothing runs and nothing is drained; other reasons run.
+ *  - A flush drains the system-event queue ("drainSystemEvents() //
+ *    Retrieves and clears") and runs a session: one producer run per drained
+ *    cron event, then every consumer, each offered the items of its own that
+ *    the agent has drained and not yet committed.  Runs follow one another
+ *    (PROMISE_WORKFLOW).  A consumer's script that asks for a wake time is
+ *    therefore served at the agent's next run: there is no wakeAt.
+ *  - "System Event Queue": volatile, `queue_cap` (50) entries, oldest
+ *    evicted; an entry with the same context key as a queued one replaces
+ *    it (a cron job's key is the job; an item's is its consumer, topic and
+ *    key, on topics whose streams all give keys).  Everything drained or queued lives in memory only
+ *    (items_volatile): a crash loses it.
+ *  - A failed run: the items its consumer was handed in that flush went
+ *    into a call that threw and are gone (dropped); a failed cron job's
+ *    next run is delayed by the error backoff; the agent is woken with
+ *    `retry` after `retry_delay`.
+ *  - Cron engine ("3. Cron"): per producer a durable row of jobs.json
+ *    (nextRunAtMs, consecutive errors, enabled).  A fire enqueues a system
+ *    event (context key `cron:<job>`), moves nextRunAtMs to the next fire
+ *    (an `at` job is disabled) and requests `cron`.  The timer is re-armed
+ *    at most `cron_rearm` (60 s) ahead ("Timer Drift Protection").  At
+ *    start-up, fires missed while down are skipped.
+ *  - Delivery ("4. Delivery"): a committed run with something to report
+ *    (a cron job's run, or a consumer run that took items) is enqueued as a
+ *    durable entry, delivered at once and acked `ack_delay` later; a run
+ *    that took nothing ended with the ack token and delivers nothing.  A
+ *    failed attempt is retried after 5 s, 25 s, 2 m, 10 m (the last
+ *    repeats); after `max_retries` retries the entry moves to failed/.
+ *    With delivery_retry=startup (as built) a failed entry waits for the
+ *    next start-up.  At start-up recoverPending() takes the entries in
+ *    enqueue order; before each it waits that entry's backoff (nothing for
+ *    one never failed); once `recover_budget` (60 s) has been spent the rest
+ *    are deferred.  An entry delivered but not acked is delivered again:
+ *    at-least-once.
+ *
+ * Key invariant: an agent has a flush timer iff a wake is pending and no
+ * session runs; a session has at most one run active, the one named by
+ * cur_run.
+ *
+ * Durable: the cron jobs (jobs.json) and the delivery queue (a jobs table,
+ * one row per entry).  Volatile: everything else, per agent: the pending
+ * wake, the event queue, the drained items, the session, the timers. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "sim/backoff.h"
+#include "sim/cal.h"
+#include "sim/jobs.h"
+#include "sim/sim.h"
+#include "sim/util.h"
+
+/* Wake reasons and their priorities (seed "Wake Coalescing"). */
+enum wake { WAKE_NONE = -1, WAKE_RETRY, WAKE_INTERVAL, WAKE_CRON, WAKE_MESSAGE, WAKE_MANUAL, WAKE_HOOK };
+static const int wake_priority[] = {0, 1, 2, 2, 3, 3};
+
+enum { T_FLUSH = 1, T_HEARTBEAT, T_CRON, T_RETRY, T_DELIVERY };
+enum { DR_BACKOFF, DR_STARTUP };
+
+struct hb_job {                    /* one cron job: its row of jobs.json */
+    int64_t next_us;               /* nextRunAtMs; SIM_NEVER: no further fire */
+    uint32_t errors;               /* consecutive failures */
+    uint8_t enabled;               /* an `at` job is disabled after its fire */
+};
+
+struct hb_durable {
+    int ready;
+    struct hb_job *jobs;           /* [nh]; only producers' rows are used */
+    struct jobtab dq;              /* the delivery queue: one row per entry */
+    uint64_t dq_first;             /* rows below it are acked or failed */
+};
+
+struct qent {                      /* a system event */
+    uint64_t item;                 /* a published item; UINT64_MAX: a cron event */
+    int64_t due_us;                /* a cron event: the fire it serves */
+    uint32_t h;                    /* a cron event: its job (producer) */
+};
+
+struct seen {                      /* an item the agent drained, not yet committed */
+    uint64_t item;
+    uint64_t gen;                  /* the flush that drained it */
+};
+
+struct step {                      /* one run of a session */
+    uint32_t h;
+    int64_t due_us;                /* producers: the fire served */
+};
+
+struct agent {
+    struct qent *q;                /* oldest first */
+    size_t nq, qcap;
+    struct seen *seen;
+    size_t nseen, seencap;
+    struct step *steps;
+    size_t nsteps, stepcap, next_step;
+    uint64_t gen;                  /* flushes so far */
+    uint64_t cur_run;              /* the session's active run, 0 none */
+    int64_t first_req_us;          /* when the pending wake was first requested */
+    sim_timer flush_timer, hb_timer, cron_timer, retry_timer;
+    int8_t pending;                /* enum wake: the coalesced request, WAKE_NONE none */
+    int8_t reason;                 /* enum wake: why the session runs */
+    uint8_t running;               /* a session is in progress */
+    uint8_t failed;                /* a run of this session failed */
+};
+
+struct policy {
+    struct sim *sim;
+    struct hb_durable *d;
+    const struct world *w;
+    struct agent *ag;              /* [ninst] */
+    uint64_t *offer;               /* scratch for run offers */
+    size_t offer_cap;
+    sim_timer dq_timer;
+    int64_t dq_at_us;              /* when dq_timer fires, SIM_NEVER none */
+    struct backoff cron_bo, dq_bo;
+    struct cal_window win;
+    int win_on;
+    uint8_t **keyed;               /* [workflow template][topic]: its events carry context keys */
+    /* parameters */
+    int64_t every_us, coalesce_us, retry_us, rearm_us, ack_us, budget_us;
+    uint32_t queue_cap, max_retries;
+    int heartbeat_on, cron_on, context_key, cron_backoff, dom_dow_and, delivery_retry;
+};
+
+static const int64_t cron_delays_us[] = {30 * US_PER_S, US_PER_MIN, 5 * US_PER_MIN, 15 * US_PER_MIN, US_PER_H, 0};
+static const int64_t dq_delays_us[] = {5 * US_PER_S, 25 * US_PER_S, 2 * US_PER_MIN, 10 * US_PER_MIN, 0};
+
+static const struct param_def heartbeat_params[] = {
+    {"every", PARAM_DURATION, "30m", NULL, US_PER_S, 30 * US_PER_DAY, "seed 004 'Configuration' (heartbeat.every)",
+     "heartbeat interval; the first heartbeat is one interval after start-up"},
+    {"heartbeat_on", PARAM_BOOL, "true", NULL, 0, 0,
+     "seed 004 'Configuration' (heartbeat.enabled); as built: off by default in its config",
+     "whether the heartbeat timer runs at all"},
+    {"coalesce", PARAM_DURATION, "250ms", NULL, 0, US_PER_H, "seed 004 'Wake Coalescing'",
+     "wake requests within this window of the first one give one run (not extended)"},
+    {"retry_delay", PARAM_DURATION, "1s", NULL, US_PER_MS, US_PER_H, "seed 004 'Auto-Retry on Failure'",
+     "after a failed run, a 'retry' wake is requested this much later (no backoff)"},
+    {"active_start", PARAM_TOD, "00:00", NULL, 0, 0, "seed 004 'Active Hours'",
+     "local time of day (HH:MM) at which interval heartbeats may start; equal to active_end: always"},
+    {"active_end", PARAM_TOD, "00:00", NULL, 0, 0, "seed 004 'Active Hours'",
+     "local time of day (HH:MM) from which interval heartbeats stop; before active_start: the window crosses midnight"},
+    {"active_tz", PARAM_ZONE, "local", NULL, 0, 0, "seed 004 'Active Hours' (an IANA zone; 'local': the scenario's zone)",
+     "the time zone of the active-hours window"},
+    {"queue_cap", PARAM_INT, "50", NULL, 1, 1000000, "seed 004 '1. Agent Events' (System Event Queue)",
+     "system-event queue capacity per agent; the oldest entry is evicted"},
+    {"context_key", PARAM_BOOL, "true", NULL, 0, 0, "seed 004 '1. Agent Events' (contextKey)",
+     "a queued event with the same context key is replaced by the newer one"},
+    {"cron_on", PARAM_BOOL, "true", NULL, 0, 0, "seed 004 'Configuration' (cron.enabled); as built: off by default in its config",
+     "whether the cron engine fires the producers' schedules"},
+    {"cron_backoff", PARAM_ENUM, "table", "table|none", 0, 0,
+     "seed 004 'Error Backoff'; none: as built (retry without backoff)",
+     "after consecutive failures a job's next run waits 30s, 1m, 5m, 15m, then 60m"},
+    {"cron_rearm", PARAM_DURATION, "60s", NULL, US_PER_S, US_PER_DAY, "seed 004 'Timer Drift Protection'",
+     "the cron timer is set at most this far ahead and recalculated when it fires"},
+    {"dom_dow", PARAM_ENUM, "or", "or|and", 0, 0, "standard cron; and: as built (spec 4)",
+     "how a cron job combines a restricted day-of-month with a restricted day-of-week"},
+    {"delivery_retry", PARAM_ENUM, "backoff", "backoff|startup", 0, 0,
+     "seed 004 '4. Delivery' (Retry Backoff); startup: as built (seed 'Usage in runOnce')",
+     "failed deliveries are retried after 5s, 25s, 2m, 10m, or only by recovery at the next start-up"},
+    {"max_retries", PARAM_INT, "5", NULL, 0, 1000, "seed 004 'Configuration' (delivery.maxRetries)",
+     "retries of a delivery before its entry moves to failed/"},
+    {"recover_budget", PARAM_DURATION, "60s", NULL, 0, US_PER_DAY, "seed 004 'Crash Recovery'",
+     "time budget of start-up recovery; entries not started within it are deferred"},
+    {"ack_delay", PARAM_DURATION, "0", NULL, 0, US_PER_H,
+     "modelling choice: the gap between deliver() and ack() (seed 004 'Usage in runOnce'; no figure given)",
+     "time from a successful delivery to the deletion of its queue file; a crash inside it repeats the delivery"},
+};
+
+static struct agent *agent_of(struct policy *p, uint32_t h) { return &p->ag[p->w->h[h].inst]; }
+
+static int is_producer(const struct policy *p, uint32_t h) { return world_hdef(p->w, h)->kind == H_PRODUCER; }
+
+/* --- the cron schedule --------------------------------------------------- */
+
+/* Under AND a restricted day-of-month must exist in some allowed month
+ * (the weekdays meet every date in some year), or the job never fires. */
+static int and_can_fire(const struct cal_cron *c)
+{
+    static const int dim[12] = {31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+    for (int m = 1; m <= 12; m++)
+        if ((c->months >> m & 1) && (c->mdays & (uint32_t)(((UINT64_C(1) << dim[m - 1]) - 1) << 1)))
+            return 1;
+    return 0;
+}
+
+/* The job's next nominal fire after after_us (>= when inclusive); with
+ * dom_dow=and a cron job whose two day fields are both restricted is
+ * evaluated with AND instead of cron's OR. */
+static int64_t job_next(struct policy *p, uint32_t h, int64_t after_us, int inclusive)
+{
+    const struct handler_def *hd = world_hdef(p->w, h);
+    if (hd->sched.kind != SCHED_CRON || !p->dom_dow_and || !hd->sched.cron.day_or)
+        return sim_sched_next(p->sim, h, after_us, inclusive);
+    struct schedule s = hd->sched;
+    s.cron.day_or = 0;
+    if (!and_can_fire(&s.cron))
+        return SIM_NEVER;
+    return schedule_next(p->w->scn, &s, after_us, inclusive);
+}
+
+/* Arms the agent's cron timer at its earliest enabled job, at most
+ * cron_rearm ahead.  O(handlers of the agent). */
+static void cron_arm(struct policy *p, uint32_t a, int64_t now_us)
+{
+    struct agent *ag = &p->ag[a];
+    sim_timer_cancel(p->sim, ag->cron_timer);
+    ag->cron_timer = 0;
+    int64_t first = SIM_NEVER;
+    for (uint32_t h = p->w->inst_first_h[a]; h < p->w->inst_first_h[a + 1]; h++) {
+        const struct hb_job *j = &p->d->jobs[h];
+        if (is_producer(p, h) && j->enabled && j->next_us < first)
+            first = j->next_us;
+    }
+    if (first == SIM_NEVER)
+        return;
+    int64_t at = first < now_us + p->rearm_us ? first : now_us + p->rearm_us;
+    ag->cron_timer = sim_timer_at(p->sim, at < now_us ? now_us : at, T_CRON, a);
+}
+
+/* --- the system-event queue ---------------------------------------------- */
+
+static int same_key(const struct policy *p, const struct qent *x, const struct qent *y)
+{
+    if ((x->item == UINT64_MAX) != (y->item == UINT64_MAX))
+        return 0;
+    if (x->item == UINT64_MAX)
+        return x->h == y->h;
+    const struct sim_item *a = sim_item(p->sim, x->item), *b = sim_item(p->sim, y->item);
+    if (a->consumer != b->consumer || a->topic != b->topic || a->key != b->key)
+        return 0;
+    return p->keyed[p->w->inst_wf[p->w->h[a->consumer].inst]][a->topic];
+}
+
+/* An entry leaves the queue unprocessed: an item is dropped for good. */
+static void qent_lose(struct policy *p, const struct qent *e)
+{
+    if (e->item != UINT64_MAX)
+        sim_item_drop(p->sim, e->item);
+}
+
+/* enqueueSystemEvent(): same context key replaces, a full queue evicts the
+ * oldest.  O(queue_cap). */
+static void enqueue_event(struct policy *p, struct agent *ag, const struct qent *e)
+{
+    if (p->context_key) {
+        for (size_t i = 0; i < ag->nq; i++) {
+            if (!same_key(p, &ag->q[i], e))
+                continue;
+            qent_lose(p, &ag->q[i]);
+            memmove(&ag->q[i], &ag->q[i + 1], (ag->nq - i - 1) * sizeof *ag->q);
+            ag->nq--;
+            break;
+        }
+    }
+    if (ag->nq == p->queue_cap) {
+        qent_lose(p, &ag->q[0]);
+        memmove(&ag->q[0], &ag->q[1], (ag->nq - 1) * sizeof *ag->q);
+        ag->nq--;
+    }
+    ag->q = xgrow(ag->q, sizeof *ag->q, &ag->qcap, ag->nq + 1);
+    ag->q[ag->nq++] = *e;
+}
+
+/* --- the scheduler: wakes, flushes and sessions --------------------------- */
+
+static void session_next(struct policy *p, uint32_t a, int64_t now_us);
+
+/* requestWake(reason). */
+static void request_wake(struct policy *p, uint32_t a, enum wake why, int64_t now_us)
+{
+    struct agent *ag = &p->ag[a];
+    if (ag->pending == WAKE_NONE) {
+        ag->pending = (int8_t)why;
+        ag->first_req_us = now_us;
+        if (!ag->running)
+            ag->flush_timer = sim_timer_at(p->sim, now_us + p->coalesce_us, T_FLUSH, a);
+        return;
+    }
+    if (wake_priority[why] > wake_priority[ag->pending])
+        ag->pending = (int8_t)why;
+}
+
+static int in_active_hours(const struct policy *p, int64_t now_us)
+{
+    if (!p->win_on)
+        return 1;
+    return cal_window_contains(&p->win, p->w->scn->start_utc_s + now_us / US_PER_S);
+}
+
+static void push_step(struct agent *ag, uint32_t h, int64_t due_us)
+{
+    ag->steps = xgrow(ag->steps, sizeof *ag->steps, &ag->stepcap, ag->nsteps + 1);
+    ag->steps[ag->nsteps++] = (struct step){h, due_us};
+}
+
+/* flush(): the coalesced wake fires. */
+static void flush(struct policy *p, uint32_t a, int64_t now_us)
+{
+    struct agent *ag = &p->ag[a];
+    SIM_ASSERT(!ag->running && ag->pending != WAKE_NONE);
+    ag->flush_timer = 0;
+    enum wake why = (enum wake)ag->pending;
+    ag->pending = WAKE_NONE;
+    if (why == WAKE_INTERVAL && !in_active_hours(p, now_us))
+        return; /* interval heartbeats only run inside active hours */
+    ag->gen++;
+    ag->reason = (int8_t)why;
+    ag->nsteps = ag->next_step = 0;
+    for (size_t i = 0; i < ag->nq; i++) {
+        const struct qent *e = &ag->q[i];
+        if (e->item == UINT64_MAX) {
+            push_step(ag, e->h, e->due_us);
+        } else if (sim_item(p->sim, e->item)->state == ITEM_PENDING) {
+            ag->seen = xgrow(ag->seen, sizeof *ag->seen, &ag->seencap, ag->nseen + 1);
+            ag->seen[ag->nseen++] = (struct seen){e->item, ag->gen};
+        }
+    }
+    ag->nq = 0;
+    for (uint32_t h = p->w->inst_first_h[a]; h < p->w->inst_first_h[a + 1]; h++)
+        if (!is_producer(p, h))
+            push_step(ag, h, -1);
+    if (ag->nsteps == 0)
+        return;
+    ag->running = 1;
+    ag->failed = 0;
+    session_next(p, a, now_us);
+}
+
+static enum run_reason run_reason_of(enum wake w)
+{
+    switch (w) {
+    case WAKE_RETRY: return REASON_RETRY;
+    case WAKE_INTERVAL: return REASON_HEARTBEAT;
+    case WAKE_CRON: return REASON_CRON;
+    case WAKE_MANUAL: return REASON_MANUAL;
+    case WAKE_MESSAGE:
+    case WAKE_HOOK: return REASON_EVENT;
+    case WAKE_NONE: break;
+    }
+    return REASON_OTHER;
+}
+
+/* The session is over: a failure schedules the retry wake; a wake held
+ * during the session flushes at the end of its window (at once if past). */
+static void session_end(struct policy *p, uint32_t a, int64_t now_us)
+{
+    struct agent *ag = &p->ag[a];
+    ag->running = 0;
+    ag->cur_run = 0;
+    ag->nsteps = ag->next_step = 0;
+    if (ag->failed) {
+        sim_timer_cancel(p->sim, ag->retry_timer);
+        ag->retry_timer = sim_timer_at(p->sim, now_us + p->retry_us, T_RETRY, a);
+    }
+    if (ag->pending == WAKE_NONE)
+        return;
+    int64_t at = ag->first_req_us + p->coalesce_us;
+    if (at <= now_us)
+        flush(p, a, now_us);
+    else
+        ag->flush_timer = sim_timer_at(p->sim, at, T_FLUSH, a);
+}
+
+/* Starts the session's next run, or ends the session. */
+static void session_next(struct policy *p, uint32_t a, int64_t now_us)
+{
+    struct agent *ag = &p->ag[a];
+    if (ag->next_step == ag->nsteps) {
+        session_end(p, a, now_us);
+        return;
+    }
+    const struct step *s = &ag->steps[ag->next_step];
+    struct run_req rq = RUN_REQ_INIT;
+    rq.handler = s->h;
+    if (is_producer(p, s->h)) {
+        rq.reason = REASON_CRON;
+        rq.due_us = s->due_us;
+    } else {
+        /* The consumer is offered the items of its own the agent holds. */
+        uint32_t n = 0;
+        p->offer = xgrow(p->offer, sizeof *p->offer, &p->offer_cap, ag->nseen + 1);
+        for (size_t i = 0; i < ag->nseen; i++) {
+            const struct sim_item *it = sim_item(p->sim, ag->seen[i].item);
+            if (it->consumer == s->h && it->state == ITEM_PENDING)
+                p->offer[n++] = ag->seen[i].item;
+        }
+        rq.reason = run_reason_of((enum wake)ag->reason);
+        rq.offer = p->offer;
+        rq.noffer = n;
+    }
+    ag->cur_run = sim_run_start(p->sim, &rq);
+    if (ag->cur_run == 0) {
+        /* A graceful stop: nothing new starts; the session is abandoned. */
+        ag->running = 0;
+        ag->nsteps = ag->next_step = 0;
+    }
+}
+
+/* Forgets drained items that are no longer pending. */
+static void seen_prune(struct policy *p, struct agent *ag)
+{
+    size_t k = 0;
+    for (size_t i = 0; i < ag->nseen; i++)
+        if (sim_item(p->sim, ag->seen[i].item)->state == ITEM_PENDING)
+            ag->seen[k++] = ag->seen[i];
+    ag->nseen = k;
+}
+
+/* --- the delivery queue --------------------------------------------------- */
+
+/* Keeps the one delivery timer at the earliest timed entry. */
+static void dq_arm(struct policy *p, int64_t now_us)
+{
+    int64_t at;
+    uint64_t id = jobs_peek(&p->d->dq, &at);
+    if (id == UINT64_MAX)
+        at = SIM_NEVER;
+    if (at != SIM_NEVER && at < now_us)
+        at = now_us;
+    if (at == p->dq_at_us)
+        return;
+    sim_timer_cancel(p->sim, p->dq_timer);
+    p->dq_timer = 0;
+    p->dq_at_us = at;
+    if (at != SIM_NEVER)
+        p->dq_timer = sim_timer_at(p->sim, at, T_DELIVERY, 0);
+}
+
+/* deliver(), then ack() (at once, or ack_delay later), or fail(). */
+static void dq_attempt(struct policy *p, uint64_t id, int64_t now_us)
+{
+    struct job *j = jobs_get(&p->d->dq, id);
+    if (sim_deliver(p->sim, j->handler, j->run)) {
+        if (p->ack_us == 0)
+            jobs_update(&p->d->dq, id, JOB_COMPLETED, now_us);
+        else
+            jobs_update(&p->d->dq, id, JOB_RUNNING, now_us + p->ack_us);
+        return;
+    }
+    j = jobs_get(&p->d->dq, id);
+    j->attempts++;
+    if (j->attempts > p->max_retries)
+        jobs_update(&p->d->dq, id, JOB_FAILED, now_us); /* moveToFailed() */
+    else if (p->delivery_retry == DR_BACKOFF)
+        jobs_update(&p->d->dq, id, JOB_PENDING, now_us + backoff_delay(&p->dq_bo, j->attempts));
+    else
+        jobs_update(&p->d->dq, id, JOB_PENDING, SIM_NEVER); /* left for recoverPending() */
+}
+
+/* Every entry due now: attempts for pending ones, acks for delivered ones. */
+static void dq_run(struct policy *p, int64_t now_us)
+{
+    uint64_t id;
+    while ((id = jobs_next_due(&p->d->dq, now_us)) != UINT64_MAX) {
+        if (jobs_get(&p->d->dq, id)->status == JOB_RUNNING)
+            jobs_update(&p->d->dq, id, JOB_COMPLETED, now_us); /* ack(): the file is deleted */
+        else
+            dq_attempt(p, id, now_us);
+    }
+    dq_arm(p, now_us);
+}
+
+static void dq_enqueue(struct policy *p, const struct run_result *r, int64_t now_us)
+{
+    struct job j = {.handler = r->handler, .status = JOB_PENDING, .available_us = now_us, .due_us = -1,
+                    .item = UINT64_MAX, .run = r->run, .tag = p->w->h[r->handler].inst};
+    uint64_t id = jobs_add(&p->d->dq, &j); /* enqueue(): written to disk first */
+    dq_attempt(p, id, now_us);
+    dq_arm(p, now_us);
+}
+
+/* recoverPending(): entries still on disk (pending, or delivered and not
+ * acked), in enqueue order, per agent.  Each is attempted after waiting its
+ * backoff (nothing for one that never failed) from the previous one; once
+ * the time spent has reached the budget, the agent's remaining entries are
+ * deferred: to the next start-up, or with delivery_retry=backoff to the end
+ * of the budget.  O(entries since the oldest one on disk). */
+static void dq_recover(struct policy *p, int64_t now_us)
+{
+    struct jobtab *t = &p->d->dq;
+    while (p->d->dq_first < t->n) {
+        uint8_t st = jobs_get(t, p->d->dq_first)->status;
+        if (st != JOB_COMPLETED && st != JOB_FAILED)
+            break;
+        p->d->dq_first++;
+    }
+    if (p->d->dq_first == t->n)
+        return;
+    int64_t *spent = xcalloc(p->w->ninst ? p->w->ninst : 1, sizeof *spent);
+    for (uint64_t id = p->d->dq_first; id < t->n; id++) {
+        struct job *j = jobs_get(t, id);
+        if (j->status == JOB_COMPLETED || j->status == JOB_FAILED)
+            continue;
+        uint32_t a = (uint32_t)j->tag;
+        if (spent[a] >= p->budget_us) {
+            jobs_update(t, id, JOB_PENDING, p->delivery_retry == DR_BACKOFF ? now_us + p->budget_us : SIM_NEVER);
+            continue;
+        }
+        spent[a] += j->attempts ? backoff_delay(&p->dq_bo, j->attempts) : 0;
+        jobs_update(t, id, JOB_PENDING, now_us + spent[a]);
+    }
+    free(spent);
+}
+
+/* --- hooks ---------------------------------------------------------------- */
+
+/* Which topics' events carry a context key: those fed only by streams the
+ * scenario gave keys (`keys N` on every publish line and source feeding it;
+ * producers' own events have unique keys).  Unkeyed streams number their
+ * events from 0 each, so their keys say nothing about the context.
+ * O(workflows x topics x (publish lines + handlers)). */
+static uint8_t **keyed_topics(const struct scenario *s)
+{
+    uint8_t **k = xcalloc(s->nwfs ? s->nwfs : 1, sizeof *k);
+    for (uint16_t f = 0; f < s->nwfs; f++) {
+        const struct workflow_def *wf = &s->wfs[f];
+        k[f] = xcalloc(wf->ntopics ? wf->ntopics : 1, 1);
+        for (uint16_t t = 0; t < wf->ntopics; t++) {
+            int keyed = 0, unkeyed = 0;
+            for (uint32_t i = 0; i < s->npubs; i++) {
+                if (strcmp(s->pubs[i].topic, wf->topics[t]) != 0)
+                    continue;
+                if (s->pubs[i].arr.keys)
+                    keyed = 1;
+                else
+                    unkeyed = 1;
+            }
+            for (uint16_t h = 0; h < wf->nhandlers; h++) {
+                const struct handler_def *hd = &wf->handlers[h];
+                if (hd->kind != H_PRODUCER || hd->source < 0 || hd->out_topic != t)
+                    continue;
+                if (s->sources[hd->source].arr.keys)
+                    keyed = 1;
+                else
+                    unkeyed = 1;
+            }
+            k[f][t] = (uint8_t)(keyed && !unkeyed);
+        }
+    }
+    return k;
+}
+
+static struct policy *heartbeat_create(struct sim *sim, void *durable, const struct params *ps)
+{
+    struct policy *p = xcalloc(1, sizeof *p);
+    p->sim = sim;
+    p->d = durable;
+    p->w = sim_world(sim);
+    p->every_us = params_get(ps, "every");
+    p->heartbeat_on = (int)params_get(ps, "heartbeat_on");
+    p->coalesce_us = params_get(ps, "coalesce");
+    p->retry_us = params_get(ps, "retry_delay");
+    p->queue_cap = (uint32_t)params_get(ps, "queue_cap");
+    p->context_key = (int)params_get(ps, "context_key");
+    p->cron_on = (int)params_get(ps, "cron_on");
+    p->cron_backoff = params_get(ps, "cron_backoff") == 0;
+    p->rearm_us = params_get(ps, "cron_rearm");
+    p->dom_dow_and = params_get(ps, "dom_dow") == 1;
+    p->delivery_retry = (int)params_get(ps, "delivery_retry");
+    p->max_retries = (uint32_t)params_get(ps, "max_retries");
+    p->budget_us = params_get(ps, "recover_budget");
+    p->ack_us = params_get(ps, "ack_delay");
+    p->cron_bo = backoff_table(cron_delays_us, 0);
+    p->dq_bo = backoff_table(dq_delays_us, 0);
+
+    /* Active hours, to the minute (cal_window's unit). */
+    p->win.start_min = (int)params_get(ps, "active_start");
+    p->win.end_min = (int)params_get(ps, "active_end");
+    p->win_on = p->win.start_min != p->win.end_min;
+    p->win.zone = params_zone(ps, "active_tz", p->w->scn->zone);
+
+    p->keyed = keyed_topics(p->w->scn);
+    p->ag = xcalloc(p->w->ninst ? p->w->ninst : 1, sizeof *p->ag);
+    for (uint32_t a = 0; a < p->w->ninst; a++)
+        p->ag[a].pending = WAKE_NONE;
+    p->dq_at_us = SIM_NEVER;
+
+    if (!p->d->ready) {
+        /* Deploy: jobs.json is written from the schedules; the queue is empty. */
+        p->d->ready = 1;
+        p->d->jobs = sim_dalloc(sim, sizeof *p->d->jobs * (p->w->nh ? p->w->nh : 1));
+        for (uint32_t h = 0; h < p->w->nh; h++) {
+            struct hb_job *j = &p->d->jobs[h];
+            j->next_us = SIM_NEVER;
+            if (!is_producer(p, h))
+                continue;
+            j->enabled = (uint8_t)p->cron_on;
+            j->next_us = job_next(p, h, 0, 1);
+        }
+        jobs_init(&p->d->dq, sim_durable_realloc, sim);
+    }
+    return p;
+}
+
+static void heartbeat_destroy(struct policy *p)
+{
+    for (uint32_t a = 0; a < p->w->ninst; a++) {
+        free(p->ag[a].q);
+        free(p->ag[a].seen);
+        free(p->ag[a].steps);
+    }
+    for (uint16_t f = 0; f < p->w->scn->nwfs; f++)
+        free(p->keyed[f]);
+    free(p->keyed);
+    free(p->ag);
+    free(p->offer);
+    free(p);
+}
+
+static void heartbeat_start(struct policy *p, int restart, int64_t now_us)
+{
+    if (restart) {
+        /* Fires missed while down are skipped; a missed `at` never runs. */
+        for (uint32_t h = 0; h < p->w->nh; h++) {
+            struct hb_job *j = &p->d->jobs[h];
+            if (!is_producer(p, h) || !j->enabled || j->next_us >= now_us)
+                continue;
+            j->next_us = job_next(p, h, now_us, 1);
+            if (world_hdef(p->w, h)->sched.kind == SCHED_AT)
+                j->enabled = 0;
+        }
+    }
+    for (uint32_t a = 0; a < p->w->ninst; a++) {
+        if (p->heartbeat_on)
+            p->ag[a].hb_timer = sim_timer_at(p->sim, now_us + p->every_us, T_HEARTBEAT, a);
+        cron_arm(p, a, now_us);
+    }
+    if (restart)
+        dq_recover(p, now_us);
+    dq_arm(p, now_us);
+}
+
+static void heartbeat_on_publish(struct policy *p, uint32_t h, uint64_t item, int64_t now_us)
+{
+    uint32_t a = p->w->h[h].inst;
+    struct qent e = {.item = item, .due_us = -1, .h = h};
+    enqueue_event(p, &p->ag[a], &e);
+    request_wake(p, a, WAKE_HOOK, now_us);
+}
+
+static void cron_fire(struct policy *p, uint32_t a, int64_t now_us)
+{
+    struct agent *ag = &p->ag[a];
+    ag->cron_timer = 0;
+    int fired = 0;
+    for (uint32_t h = p->w->inst_first_h[a]; h < p->w->inst_first_h[a + 1]; h++) {
+        struct hb_job *j = &p->d->jobs[h];
+        if (!is_producer(p, h) || !j->enabled || j->next_us > now_us)
+            continue;
+        struct qent e = {.item = UINT64_MAX, .due_us = j->next_us, .h = h};
+        enqueue_event(p, ag, &e);
+        if (world_hdef(p->w, h)->sched.kind == SCHED_AT) {
+            j->enabled = 0;
+            j->next_us = SIM_NEVER;
+        } else {
+            j->next_us = job_next(p, h, now_us, 0);
+        }
+        fired = 1;
+    }
+    if (fired)
+        request_wake(p, a, WAKE_CRON, now_us);
+    cron_arm(p, a, now_us);
+}
+
+static void heartbeat_on_timer(struct policy *p, uint32_t tag, uint64_t arg, int64_t now_us)
+{
+    uint32_t a = (uint32_t)arg;
+    switch (tag) {
+    case T_FLUSH:
+        flush(p, a, now_us);
+        break;
+    case T_HEARTBEAT:
+        p->ag[a].hb_timer = sim_timer_at(p->sim, now_us + p->every_us, T_HEARTBEAT, a);
+        request_wake(p, a, WAKE_INTERVAL, now_us);
+        break;
+    case T_CRON:
+        cron_fire(p, a, now_us);
+        break;
+    case T_RETRY:
+        p->ag[a].retry_timer = 0;
+        request_wake(p, a, WAKE_RETRY, now_us);
+        break;
+    case T_DELIVERY:
+        p->dq_timer = 0;
+        p->dq_at_us = SIM_NEVER;
+        dq_run(p, now_us);
+        break;
+    default:
+        SIM_ASSERT(0 && "unknown timer tag");
+    }
+}
+
+static void heartbeat_on_run_end(struct policy *p, const struct run_result *r, int64_t now_us)
+{
+    uint32_t a = p->w->h[r->handler].inst;
+    struct agent *ag = agent_of(p, r->handler);
+    SIM_ASSERT(ag->running && ag->cur_run == r->run);
+    ag->cur_run = 0;
+    int producer = is_producer(p, r->handler);
+    if (r->outcome == OUT_COMMITTED) {
+        if (producer)
+            p->d->jobs[r->handler].errors = 0;
+        if (producer || r->ntaken > 0)
+            dq_enqueue(p, r, now_us);
+    } else {
+        ag->failed = 1;
+        if (producer) {
+            struct hb_job *j = &p->d->jobs[r->handler];
+            j->errors++;
+            if (p->cron_backoff && j->enabled) {
+                int64_t later = now_us + backoff_delay(&p->cron_bo, j->errors);
+                if (later > j->next_us)
+                    j->next_us = later;
+                cron_arm(p, a, now_us);
+            }
+        } else {
+            /* The events drained for the call that threw are gone. */
+            for (size_t i = 0; i < ag->nseen; i++)
+                if (ag->seen[i].gen == ag->gen && sim_item(p->sim, ag->seen[i].item)->consumer == r->handler)
+                    sim_item_drop(p->sim, ag->seen[i].item);
+        }
+    }
+    seen_prune(p, ag);
+    ag->next_step++;
+    session_next(p, a, now_us);
+}
+
+static void heartbeat_on_trigger(struct policy *p, uint32_t inst, int64_t now_us)
+{
+    request_wake(p, inst, WAKE_MANUAL, now_us);
+}
+
+const struct policy_ops policy_heartbeat = {
+    .abi = POLICY_ABI,
+    .name = "heartbeat",
+    .summary = "one coalescing alarm clock per agent: heartbeat, cron engine, volatile event queue, delivery queue",
+    .seeds = "seed 004",
+    .params = heartbeat_params,
+    .nparams = (int)(sizeof heartbeat_params / sizeof heartbeat_params[0]),
+    .durable_size = sizeof(struct hb_durable),
+    .promise = PROMISE_WORKFLOW,
+    .items_volatile = 1,
+    .create = heartbeat_create,
+    .destroy = heartbeat_destroy,
+    .start = heartbeat_start,
+    .on_publish = heartbeat_on_publish,
+    .on_timer = heartbeat_on_timer,
+    .on_run_end = heartbeat_on_run_end,
+    .on_trigger = heartbeat_on_trigger,
+};
