@@ -210,6 +210,7 @@ static void trace(struct sim *sim, const char *kind, int64_t handler, uint64_t r
 
 const struct world *sim_world(const struct sim *sim) { return &sim->w; }
 int64_t sim_now(const struct sim *sim) { return sim->now_us; }
+int sim_accepting(const struct sim *sim) { return sim->accepting; }
 int64_t sim_horizon(const struct sim *sim) { return sim->scn->horizon_us; }
 struct rng *sim_policy_rng(struct sim *sim) { return &sim->policy_rng; }
 
@@ -326,7 +327,8 @@ void sim_ticker_arm(struct sim *sim, int ticker, int64_t earliest_us)
 {
     SIM_ASSERT(ticker >= 0 && (size_t)ticker < sim->ntickers);
     struct ticker *tk = &sim->tickers[ticker];
-    SIM_ASSERT(tk->live);
+    if (!tk->live)
+        return; /* stopped (sim_ticker_stop, or a graceful stop in progress) */
     int64_t at = earliest_us == SIM_NEVER ? SIM_NEVER
                  : sim_ticker_next(sim, ticker, earliest_us < sim->now_us ? sim->now_us : earliest_us);
     if (at == tk->armed_us)
@@ -369,11 +371,12 @@ void sim_ticker_stop(struct sim *sim, int ticker)
     ticker_stop(sim, &sim->tickers[ticker]);
 }
 
+/* Stops every ticker; their handles stay valid (arming them does nothing)
+ * until the policy is destroyed. */
 static void tickers_stop_all(struct sim *sim)
 {
     for (size_t i = 0; i < sim->ntickers; i++)
         ticker_stop(sim, &sim->tickers[i]);
-    sim->ntickers = 0;
 }
 
 /* --- items ------------------------------------------------------------------- */
@@ -921,6 +924,7 @@ static void host_down(struct sim *sim, enum run_outcome out)
     }
     interrupt_runs(sim, 1, 0, 0, out);
     sim->host_up = 0;
+    sim->ntickers = 0; /* the policy that held the handles is going */
     sim->ops->destroy(sim->pol);
     sim->pol = NULL;
     if (sim->ops->items_volatile) {

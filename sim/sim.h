@@ -75,6 +75,9 @@ void sim_result_free(struct sim_result *r);
 
 const struct world *sim_world(const struct sim *sim);
 int64_t sim_now(const struct sim *sim);
+/* 1 while the host may start runs: 0 during a graceful stop, when a policy
+ * still hears of run ends but its timers and tickers are gone. */
+int sim_accepting(const struct sim *sim);
 int64_t sim_horizon(const struct sim *sim);
 /* The policy's own random stream (identical for every run of a policy). */
 struct rng *sim_policy_rng(struct sim *sim);
@@ -99,7 +102,8 @@ void sim_timer_cancel(struct sim *sim, sim_timer t);
  * delivered (on_timer(tag, 0)) when armed: sim_ticker_arm(t, earliest)
  * delivers the first tick at or after earliest (SIM_NEVER disarms).  So a
  * one-second loop over a year costs events only where it has work.
- * Tickers vanish at a host crash. */
+ * Tickers vanish at a host crash and at a graceful stop; arming a stopped
+ * ticker does nothing. */
 int sim_ticker_new(struct sim *sim, int64_t period_us, uint32_t tag);
 void sim_ticker_arm(struct sim *sim, int ticker, int64_t earliest_us);
 /* The first tick of the ticker at or after t_us. */
