@@ -1,0 +1,437 @@
+/* interval.c: interval after completion, a check loop and persisted
+ * schedule state (seed 003, herdctl PRD 6; spec section 4).
+ *
+ * Every handler is a schedule of its workflow instance (herdctl's agent):
+ * a producer with `every D` is an interval schedule of D; a consumer is a
+ * schedule with a work source (its pending items), run every
+ * `consumer_interval`; cron and one-shot producers are skipped (cron is
+ * PRD 9) unless `cron=run`.  A check loop wakes every `check_interval`
+ * (1 s) and, in configuration order, starts each schedule whose next trigger
+ * has come, unless the schedule is `running`, `disabled`, or its workflow
+ * already has `max_concurrent` runs (then it stays due and waits for a later
+ * check).  When a run ends, the next trigger is its completion + the
+ * interval (+ jitter); the first trigger is immediate.  A consumer's run
+ * takes at most one item; with nothing pending the run is skipped
+ * (`no_work`) and the next trigger is now + interval.
+ *
+ * Durable (the state file, `.herdctl/state.yaml`): per schedule
+ * last_run_at, next_run_at, status idle/running/disabled, the latest run,
+ * the count of consecutive failures and the last error; plus, for
+ * producers, the first nominal due instant not yet claimed by a run (only
+ * to name the instant a run serves).  The PRD has no recovery step: a
+ * schedule persisted as `running` at a crash (or at a graceful stop that
+ * cut its run off) stays `running` and is skipped for good, unless
+ * `recover=reset`.
+ *
+ * Volatile: the due index (a jobs table, sim/jobs.h, of idle schedules keyed
+ * by next trigger, rebuilt from the state file at every start), the running
+ * count per workflow instance (the PRD's runningJobs map), the schedules
+ * waiting for capacity, and the check-loop ticker.
+ *
+ * Cost.  The ticker counts every tick as a host wake-up but delivers only
+ * armed ones: it is armed for the earliest next trigger, re-armed when a
+ * run ends (its schedule's next trigger and any released waiters are seen
+ * at the next check after the end, as the PRD's loop sees them).  A check
+ * costs O((k + b) log n) for k due schedules and b released waiters. */
+#include <stdlib.h>
+
+#include "sim/backoff.h"
+#include "sim/jobs.h"
+#include "sim/sim.h"
+#include "sim/util.h"
+
+enum { T_CHECK = 1 };
+
+/* Schedule status, as in the PRD's state file. */
+enum { ST_IDLE, ST_RUNNING, ST_DISABLED };
+
+/* What a handler is to this policy (derived from the scenario and the
+ * parameters, so volatile). */
+enum { ROLE_SKIP, ROLE_INTERVAL, ROLE_CALENDAR, ROLE_CONSUMER };
+
+enum { ANCHOR_COMPLETION, ANCHOR_START };
+enum { NOWORK_SKIP, NOWORK_RUN };
+enum { CRON_SKIP, CRON_RUN };
+enum { RECOVER_NONE, RECOVER_RESET };
+enum { BACKOFF_OFF, BACKOFF_EXP };
+
+#define NO_HANDLER UINT32_MAX
+
+/* One schedule's row of the state file. */
+struct isched {
+    int64_t last_run_at;           /* completion of its latest run, -1 never */
+    int64_t next_run_at;           /* its next trigger, SIM_NEVER none */
+    int64_t next_due;              /* producers: first nominal instant no run has claimed */
+    uint64_t run;                  /* its latest run, 0 none */
+    uint32_t fails;                /* consecutive failed runs (the backoff option) */
+    uint8_t status;                /* ST_* */
+    uint8_t last_error;            /* fail class of its latest run, FAIL_NONE if it committed */
+};
+
+struct interval_durable {
+    struct isched *s;              /* [nh], NULL until the first start */
+};
+
+struct policy {
+    struct sim *sim;
+    struct interval_durable *d;
+    const struct world *w;
+    int64_t check_us, consumer_us, backoff_max_us;
+    uint32_t max_concurrent, jitter_pct;
+    int anchor, no_work, cron, recover, backoff;
+    uint8_t *role;                 /* [nh] ROLE_* */
+    struct jobtab ix;              /* row h: schedule h, pending at next_run_at when due-able */
+    uint32_t *running;             /* [ninst] active runs of each workflow instance */
+    uint64_t nrunning;             /* active runs in all */
+    uint32_t *wait_head;           /* [ninst] schedules due but at capacity, NO_HANDLER-terminated */
+    uint32_t *wait_next;           /* [nh] */
+    uint32_t *due;                 /* [nh] scratch for one check */
+    int ticker;
+};
+
+static const struct param_def interval_params[] = {
+    {"check_interval", PARAM_DURATION, "1s", NULL, 1000, INT64_C(3600000000),
+     "seed 003 US-4 (default check interval: 1 second, configurable)",
+     "how often the check loop looks for due schedules"},
+    {"max_concurrent", PARAM_INT, "1", NULL, 1, 1000000, "seed 003 US-6 (instances.max_concurrent, default 1)",
+     "runs at once per workflow instance; a due schedule at capacity waits for a later check"},
+    {"consumer_interval", PARAM_DURATION, "1m", NULL, 1000, INT64_C(86400000000) * 3660,
+     "spec 4 (consumers' interval, default 1 m); seed 003 Integration with Work Sources",
+     "interval of the schedules with a work source (consumers)"},
+    {"jitter", PARAM_INT, "0", NULL, 0, 10, "seed 003 US-3 and Notes (jitter 0-10% of the interval, off by default)",
+     "adds a uniform 0..jitter% of the interval to each next trigger after a run"},
+    {"anchor", PARAM_ENUM, "completion", "completion|start", 0, 0,
+     "seed 003 Key Design Principle (after completion); start: spec 4, as built",
+     "what the interval is measured from: the run's completion or its start"},
+    {"no_work", PARAM_ENUM, "skip", "skip|run", 0, 0,
+     "seed 003 Integration with Work Sources (skipReason no_work); run: spec 4, as built",
+     "a consumer with nothing pending: skip the run, or run it anyway"},
+    {"cron", PARAM_ENUM, "skip", "skip|run", 0, 0, "seed 003 US-4 and Out of Scope (cron is PRD 9); run: spec 4",
+     "cron and one-shot producers: skipped, or run at their next fire after completion"},
+    {"recover", PARAM_ENUM, "none", "none|reset", 0, 0,
+     "seed 003 (no recovery step: a persisted 'running' stays); reset: spec 4",
+     "at start-up: leave 'running' schedules as they are, or reset them to idle"},
+    {"backoff", PARAM_ENUM, "off", "off|exp", 0, 0,
+     "seed 003 US-7 (exponential backoff, optional) and Out of Scope (no retry with backoff)",
+     "after n consecutive failures wait interval * 2^(n-1), capped, instead of the interval"},
+    {"backoff_max", PARAM_DURATION, "1h", NULL, 1000, INT64_C(86400000000) * 3660,
+     "simrun choice (the seed gives no cap); never below the interval",
+     "cap of the exponential backoff"},
+};
+
+/* --- the state file and the due index ------------------------------------- */
+
+static int64_t sched_interval(const struct policy *p, uint32_t h)
+{
+    if (p->role[h] == ROLE_CONSUMER)
+        return p->consumer_us;
+    SIM_ASSERT(p->role[h] == ROLE_INTERVAL);
+    return world_hdef(p->w, h)->sched.every_us;
+}
+
+/* Puts schedule h in the due index at its next trigger, or takes it out.
+ * Producers' triggers at or after the horizon are never indexed: their
+ * schedules end there (one set before it is still served, late).
+ * Consumers keep polling through the drain. */
+static void ix_put(struct policy *p, uint32_t h)
+{
+    const struct isched *s = &p->d->s[h];
+    int on = p->role[h] != ROLE_SKIP && s->status == ST_IDLE && s->next_run_at != SIM_NEVER &&
+             (p->role[h] == ROLE_CONSUMER || s->next_run_at < sim_horizon(p->sim));
+    if (on)
+        jobs_update(&p->ix, h, JOB_PENDING, s->next_run_at);
+    else if (jobs_get(&p->ix, h)->status != JOB_COMPLETED)
+        jobs_update(&p->ix, h, JOB_COMPLETED, SIM_NEVER);
+}
+
+/* The first trigger: immediate for interval schedules and consumers (the
+ * PRD's calculateNextTrigger with no last completion returns now); the
+ * first fire for calendar schedules run with cron=run. */
+static void state_init(struct policy *p, int64_t now_us)
+{
+    uint32_t nh = p->w->nh;
+    p->d->s = sim_dalloc(p->sim, sizeof *p->d->s * (nh ? nh : 1));
+    for (uint32_t h = 0; h < nh; h++) {
+        struct isched *s = &p->d->s[h];
+        s->last_run_at = -1;
+        s->status = ST_IDLE;
+        s->next_due = sim_sched_next(p->sim, h, now_us, 1);
+        switch (p->role[h]) {
+        case ROLE_INTERVAL:
+        case ROLE_CONSUMER: s->next_run_at = now_us; break;
+        case ROLE_CALENDAR: s->next_run_at = s->next_due; break;
+        default: s->next_run_at = SIM_NEVER; break;
+        }
+    }
+}
+
+/* The next trigger after a run of h that started at start_us and ended at
+ * now_us (US-3: completion + interval, + jitter; the backoff option after
+ * failures).  Calendar schedules: the next fire after the anchor. */
+static int64_t next_trigger(struct policy *p, uint32_t h, int64_t start_us, int64_t now_us)
+{
+    const struct isched *s = &p->d->s[h];
+    int64_t base = p->anchor == ANCHOR_START ? start_us : now_us;
+    if (p->role[h] == ROLE_CALENDAR)
+        return sim_sched_next(p->sim, h, base, 0);
+    int64_t iv = sched_interval(p, h);
+    int64_t wait = iv;
+    if (s->fails && p->backoff == BACKOFF_EXP) {
+        struct backoff b = backoff_exp(iv, p->backoff_max_us > iv ? p->backoff_max_us : iv, 0);
+        wait = backoff_delay(&b, s->fails);
+    }
+    if (p->jitter_pct)
+        wait += (int64_t)rng_below(sim_policy_rng(p->sim), (uint64_t)(iv * p->jitter_pct / 100) + 1);
+    return base + wait;
+}
+
+/* --- the check loop ---------------------------------------------------------- */
+
+/* Arms the check loop for the first check at or after `from` at which a
+ * schedule is due (the earliest trigger in the index).  After a check,
+ * from = now + 1; after a run's end, from = now, so that a check at the
+ * very instant a run ends sees it, as the PRD's loop does.  During a
+ * graceful stop the ticker is stopped and arming does nothing. */
+static void arm(struct policy *p, int64_t from_us)
+{
+    int64_t at;
+    if (jobs_peek(&p->ix, &at) == UINT64_MAX)
+        at = SIM_NEVER;
+    else if (at < from_us)
+        at = from_us;
+    sim_ticker_arm(p->sim, p->ticker, at);
+}
+
+/* Triggers schedule h now (executeSchedule): the consumer's no_work skip,
+ * or a run with status `running` written first.  Returns the run id, or 0
+ * when nothing started (skipped, or the host is in a graceful stop). */
+static uint64_t fire(struct policy *p, uint32_t h, enum run_reason why, int64_t now_us)
+{
+    struct isched *s = &p->d->s[h];
+    SIM_ASSERT(s->status == ST_IDLE);
+    if (p->role[h] == ROLE_CONSUMER && p->no_work == NOWORK_SKIP && sim_pending_count(p->sim, h) == 0) {
+        s->next_run_at = now_us + p->consumer_us; /* the PRD passes no jitter here */
+        ix_put(p, h);
+        return 0;
+    }
+    struct run_req rq = RUN_REQ_INIT;
+    rq.handler = h;
+    rq.reason = why;
+    if (p->role[h] == ROLE_CONSUMER)
+        rq.max_take = 1; /* getNextWorkItem: one item per run */
+    else if (why != REASON_MANUAL && s->next_due <= now_us)
+        rq.due_us = s->next_due;
+    s->status = ST_RUNNING;
+    uint64_t run = sim_run_start(p->sim, &rq);
+    if (!run) {
+        s->status = ST_IDLE; /* stopping: nothing new starts */
+        ix_put(p, h);
+        return 0;
+    }
+    s->run = run;
+    if (rq.due_us >= 0)
+        s->next_due = sim_sched_next(p->sim, h, now_us, 0);
+    p->running[p->w->h[h].inst]++;
+    p->nrunning++;
+    return run;
+}
+
+/* Why a check starts h (for the trace). */
+static enum run_reason reason_of(const struct policy *p, uint32_t h)
+{
+    switch (p->role[h]) {
+    case ROLE_CONSUMER: return REASON_POLL;
+    case ROLE_CALENDAR: return REASON_CRON;
+    default: return REASON_SCHEDULE;
+    }
+}
+
+static int cmp_u32(const void *a, const void *b)
+{
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* One iteration of the PRD's loop: every schedule with next_run_at <= now,
+ * in configuration order (workflow instances, then handlers: handler ids),
+ * starts unless its workflow is at capacity, in which case it waits (still
+ * due) until a run of that workflow ends. */
+static void check(struct policy *p, int64_t now_us)
+{
+    uint32_t n = 0;
+    uint64_t id;
+    while ((id = jobs_next_due(&p->ix, now_us)) != UINT64_MAX) {
+        jobs_update(&p->ix, id, JOB_COMPLETED, SIM_NEVER);
+        p->due[n++] = (uint32_t)id;
+    }
+    if (n > 1)
+        qsort(p->due, n, sizeof *p->due, cmp_u32);
+    for (uint32_t i = 0; i < n; i++) {
+        uint32_t h = p->due[i], inst = p->w->h[h].inst;
+        if (p->running[inst] >= p->max_concurrent) {
+            p->wait_next[h] = p->wait_head[inst];
+            p->wait_head[inst] = h;
+            continue;
+        }
+        fire(p, h, reason_of(p, h), now_us);
+    }
+    arm(p, now_us + 1);
+}
+
+/* --- hooks --------------------------------------------------------------------- */
+
+static void *volatile_realloc(void *ctx, void *ptr, size_t n)
+{
+    (void)ctx;
+    if (n == 0) {
+        free(ptr);
+        return NULL;
+    }
+    return xrealloc(ptr, n);
+}
+
+static struct policy *interval_create(struct sim *sim, void *durable, const struct params *ps)
+{
+    struct policy *p = xcalloc(1, sizeof *p);
+    p->sim = sim;
+    p->d = durable;
+    p->w = sim_world(sim);
+    p->check_us = params_get(ps, "check_interval");
+    p->max_concurrent = (uint32_t)params_get(ps, "max_concurrent");
+    p->consumer_us = params_get(ps, "consumer_interval");
+    p->jitter_pct = (uint32_t)params_get(ps, "jitter");
+    p->anchor = (int)params_get(ps, "anchor");
+    p->no_work = (int)params_get(ps, "no_work");
+    p->cron = (int)params_get(ps, "cron");
+    p->recover = (int)params_get(ps, "recover");
+    p->backoff = (int)params_get(ps, "backoff");
+    p->backoff_max_us = params_get(ps, "backoff_max");
+    uint32_t nh = p->w->nh, ni = p->w->ninst;
+    p->role = xcalloc(nh ? nh : 1, sizeof *p->role);
+    p->running = xcalloc(ni ? ni : 1, sizeof *p->running);
+    p->wait_head = xmalloc(sizeof *p->wait_head * (ni ? ni : 1));
+    p->wait_next = xmalloc(sizeof *p->wait_next * (nh ? nh : 1));
+    p->due = xmalloc(sizeof *p->due * (nh ? nh : 1));
+    for (uint32_t i = 0; i < ni; i++)
+        p->wait_head[i] = NO_HANDLER;
+    for (uint32_t h = 0; h < nh; h++) {
+        const struct handler_def *hd = world_hdef(p->w, h);
+        if (hd->kind == H_CONSUMER)
+            p->role[h] = ROLE_CONSUMER;
+        else if (hd->sched.kind == SCHED_EVERY)
+            p->role[h] = ROLE_INTERVAL;
+        else
+            p->role[h] = p->cron == CRON_RUN ? ROLE_CALENDAR : ROLE_SKIP;
+    }
+    jobs_init(&p->ix, volatile_realloc, NULL);
+    for (uint32_t h = 0; h < nh; h++) {
+        struct job j = {.handler = h, .status = JOB_COMPLETED, .available_us = SIM_NEVER, .due_us = -1,
+                        .item = UINT64_MAX};
+        jobs_add(&p->ix, &j);
+    }
+    if (!p->d->s)
+        state_init(p, sim_now(sim));
+    return p;
+}
+
+static void interval_destroy(struct policy *p)
+{
+    jobs_free(&p->ix);
+    free(p->role);
+    free(p->running);
+    free(p->wait_head);
+    free(p->wait_next);
+    free(p->due);
+    free(p);
+}
+
+/* Scheduler.start(): read the state file (index the idle schedules), start
+ * the loop, whose first iteration runs at once.  The PRD has no recovery
+ * step; recover=reset sets schedules left `running` back to idle. */
+static void interval_start(struct policy *p, int restart, int64_t now_us)
+{
+    for (uint32_t h = 0; h < p->w->nh; h++) {
+        if (restart && p->recover == RECOVER_RESET && p->d->s[h].status == ST_RUNNING)
+            p->d->s[h].status = ST_IDLE;
+        ix_put(p, h);
+    }
+    p->ticker = sim_ticker_new(p->sim, p->check_us, T_CHECK);
+    check(p, now_us);
+}
+
+static void interval_on_publish(struct policy *p, uint32_t h, uint64_t item, int64_t now_us)
+{
+    /* Consumers poll their work source; a publish wakes nothing. */
+}
+
+static void interval_on_timer(struct policy *p, uint32_t tag, uint64_t arg, int64_t now_us)
+{
+    SIM_ASSERT(tag == T_CHECK);
+    check(p, now_us);
+}
+
+/* The run's completion: the schedule is idle again with last_run_at and the
+ * next trigger written, whatever the outcome (errors stop nothing else);
+ * its workflow's waiting schedules become due again for the next check. */
+static void interval_on_run_end(struct policy *p, const struct run_result *r, int64_t now_us)
+{
+    uint32_t h = r->handler, inst = p->w->h[h].inst;
+    struct isched *s = &p->d->s[h];
+    SIM_ASSERT(s->status == ST_RUNNING && s->run == r->run);
+    SIM_ASSERT(p->running[inst] > 0 && p->nrunning > 0);
+    p->running[inst]--;
+    p->nrunning--;
+    s->status = ST_IDLE;
+    s->last_run_at = now_us;
+    if (r->outcome == OUT_COMMITTED) {
+        s->fails = 0;
+        s->last_error = FAIL_NONE;
+    } else {
+        s->fails++;
+        s->last_error = (uint8_t)r->fail;
+    }
+    s->next_run_at = next_trigger(p, h, r->start_us, now_us);
+    ix_put(p, h);
+    for (uint32_t w = p->wait_head[inst], next; w != NO_HANDLER; w = next) {
+        next = p->wait_next[w];
+        ix_put(p, w);
+    }
+    p->wait_head[inst] = NO_HANDLER;
+    arm(p, now_us);
+}
+
+/* trigger(agentName) with no schedule name: the first schedule of the
+ * workflow, now, if it is idle and the workflow has capacity (US-6: the
+ * manual trigger respects max_concurrent). */
+static void interval_on_trigger(struct policy *p, uint32_t inst, int64_t now_us)
+{
+    uint32_t h = p->w->inst_first_h[inst];
+    while (h < p->w->inst_first_h[inst + 1] && p->role[h] == ROLE_SKIP)
+        h++;
+    if (h == p->w->inst_first_h[inst + 1] || p->d->s[h].status != ST_IDLE ||
+        p->running[inst] >= p->max_concurrent)
+        return;
+    SIM_ASSERT(p->wait_head[inst] == NO_HANDLER); /* waiters exist only at capacity */
+    jobs_update(&p->ix, h, JOB_COMPLETED, SIM_NEVER);
+    fire(p, h, REASON_MANUAL, now_us);
+    arm(p, now_us + 1);
+}
+
+const struct policy_ops policy_interval = {
+    .abi = POLICY_ABI,
+    .name = "interval",
+    .summary = "interval after completion: a 1 s check loop, max_concurrent per workflow, state in a file",
+    .seeds = "seed 003",
+    .params = interval_params,
+    .nparams = (int)(sizeof interval_params / sizeof interval_params[0]),
+    .durable_size = sizeof(struct interval_durable),
+    .promise = PROMISE_WORKFLOW,
+    .items_volatile = 0,
+    .create = interval_create,
+    .destroy = interval_destroy,
+    .start = interval_start,
+    .on_publish = interval_on_publish,
+    .on_timer = interval_on_timer,
+    .on_run_end = interval_on_run_end,
+    .on_trigger = interval_on_trigger,
+};
