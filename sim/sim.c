@@ -609,7 +609,8 @@ uint64_t sim_run_start(struct sim *sim, const struct run_req *rq)
         const struct run_rec *o = &sim->runs[rq->resume_of];
         sim->taken = xgrow(sim->taken, sizeof *sim->taken, &sim->taken_cap, sim->ntaken + o->ntaken);
         r = &sim->runs[id];
-        memcpy(sim->taken + sim->ntaken, sim->taken + o->taken_off, o->ntaken * sizeof *sim->taken);
+        if (o->ntaken) /* a producer's run took no items: sim->taken may still be NULL */
+            memcpy(sim->taken + sim->ntaken, sim->taken + o->taken_off, o->ntaken * sizeof *sim->taken);
         r->ntaken = o->ntaken;
         r->src_from = o->src_from;
         r->src_to = o->src_to;
@@ -855,7 +856,7 @@ void sim_run_get(const struct sim *sim, uint64_t run, struct sim_run_info *o)
                                .fail = (enum fail_class)r->fail, .mutation_applied = r->mutated,
                                .ntaken = r->ntaken, .start_us = r->start_us, .end_us = r->end_us,
                                .due_us = r->due_us, .retry_of = r->retry_of, .resume_of = r->resume_of,
-                               .tag = r->tag};
+                               .tag = r->tag, .wake_us = r->wake_us};
 }
 
 uint32_t sim_active_runs(const struct sim *sim, uint32_t handler) { return sim->hs[handler].active; }
@@ -925,6 +926,7 @@ static void host_down(struct sim *sim, enum run_outcome out)
     interrupt_runs(sim, 1, 0, 0, out);
     sim->host_up = 0;
     sim->ntickers = 0; /* the policy that held the handles is going */
+    sim->epoch++;      /* and so are timers it set while stopping */
     sim->ops->destroy(sim->pol);
     sim->pol = NULL;
     if (sim->ops->items_volatile) {

@@ -186,6 +186,7 @@ struct sim_run_info {
     int64_t start_us, end_us;
     int64_t due_us;
     uint64_t retry_of, resume_of, tag;
+    int64_t wake_us;               /* its script's wake request, SIM_NEVER if none */
 };
 void sim_run_get(const struct sim *sim, uint64_t run, struct sim_run_info *out);
 /* The items run `run` reserved (its script's take), n in *n; valid until
