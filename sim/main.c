@@ -1,7 +1,11 @@
 /* main.c: the simrun command line.
  *
- * Subcommands: run, check, validate, policies (spec 6).  Exit codes: 0
- * success, 1 a check failed, 2 bad usage or bad input, 3 internal error.
+ * Subcommands: run, check, report, diff, validate, policies (spec 6).  Exit
+ * codes: 0 success, 1 a check or a diff failed, 2 bad usage or bad input, 3
+ * internal error.  `run` hands its simulations to a sweep (sim/sweep.h),
+ * which may spread them over worker processes (-j) but delivers the
+ * results here in serial order, so the database, the tables and the traces
+ * do not depend on -j.  `report` and `diff` live in reports/.
  *
  * Every input is validated before anything is simulated or written: all
  * scenarios are parsed, every policy name and --set resolved, and only then
@@ -14,11 +18,16 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "reports/diff.h"
+#include "reports/fmt.h"
+#include "reports/report.h"
+#include "reports/stats.h"
 #include "sim/checker.h"
 #include "sim/policy.h"
 #include "sim/scenario.h"
 #include "sim/sim.h"
 #include "sim/store.h"
+#include "sim/sweep.h"
 #include "sim/util.h"
 
 #define SIMRUN_VERSION "0.1.0"
@@ -48,13 +57,16 @@ static const char *help_main =
     "commands:\n"
     "  run SCENARIO...       simulate under each policy; print a comparison table\n"
     "  check SCENARIO...     evaluate every 'expect' line; exit 1 if one fails\n"
+    "  report                charts and an HTML page comparing the policies of a results database\n"
+    "  diff BASE.db NEW.db   metric-by-metric regressions between two results databases\n"
     "  validate SCENARIO...  parse only; report errors as file:line:col\n"
     "  policies              list the policies with their parameters and sources\n"
     "  version               print the version\n"
     "\n"
     "'simrun COMMAND --help' explains each command.\n"
-    "exit status: 0 success, 1 a check failed, 2 bad usage or input, 3 internal error\n"
-    "documentation: README.md, docs/scenario-format.md, docs/policies.md, docs/results.md\n";
+    "exit status: 0 success, 1 a check or a diff failed, 2 bad usage or input, 3 internal error\n"
+    "documentation: README.md, docs/scenario-format.md, docs/policies.md, docs/results.md,\n"
+    "docs/reports.md\n";
 
 static const char *help_run =
     "usage: simrun run SCENARIO... [options]\n"
@@ -65,7 +77,11 @@ static const char *help_run =
     "options:\n"
     "  -p, --policies LIST     comma-separated policies or variant names\n"
     "  --seed N                master seed (default: the scenario's 'seed', else 1)\n"
-    "  --seeds A..B            run every seed from A to B; tables show the mean\n"
+    "  --seeds A..B            run every seed from A to B; tables show the mean \xc2\xb1 the\n"
+    "                          half-width of its 95% confidence interval (Student t);\n"
+    "                          every seed's rows go to the database\n"
+    "  -j, --jobs N            run N simulations at once in worker processes; the\n"
+    "                          output and the database are the same as with -j 1\n"
     "  --set POLICY.KEY=VALUE  set a policy parameter (repeatable; overrides 'set' lines)\n"
     "  --db FILE               write results to this SQLite database (one transaction per run)\n"
     "  --store-trace           with --db: also store the event trace of each run\n"
@@ -90,6 +106,47 @@ static const char *help_check =
     "  -q, --quiet    print failures only\n"
     "  -h, --help     this help\n";
 
+static const char *help_report =
+    "usage: simrun report [--db FILE] [-o DIR]\n"
+    "\n"
+    "Draws, for every scenario in the results database, the policies side by side:\n"
+    "a table of every metric (mean \xc2\xb1 95% confidence half-width over seeds),\n"
+    "latency and lateness CDFs, bar charts of lost / duplicates / missed / busy\n"
+    "loops / wake-ups / overlaps with confidence intervals, the backlog over time\n"
+    "and a timeline of runs per handler for one seed.  Charts are PNG and SVG,\n"
+    "each with its data file and gnuplot script beside it; DIR/index.html ties\n"
+    "them together and needs nothing outside DIR.\n"
+    "\n"
+    "Timelines use the stored trace (run with --store-trace), else simulate the\n"
+    "run again from its scenario file.  Needs gnuplot with the pngcairo and svg\n"
+    "terminals on PATH (Debian: apt-get install gnuplot-nox); SIMRUN_GNUPLOT\n"
+    "names another program.\n"
+    "\n"
+    "options:\n"
+    "  --db FILE     the results database (default results.db)\n"
+    "  -o DIR        the output folder (default report; created if missing)\n"
+    "  -h, --help    this help\n";
+
+static const char *help_diff =
+    "usage: simrun diff BASE.db NEW.db [--tolerance METRIC=P%]... [--format text|markdown] [--all]\n"
+    "\n"
+    "Matches the runs of two results databases by scenario hash, policy,\n"
+    "parameters and seed set, and compares every whole-scenario metric.  A change\n"
+    "is a regression when it goes the worse way (lower is better for lost,\n"
+    "duplicates, missed, busy loops, wake-ups, overlaps, latency, lateness, ...;\n"
+    "higher for recovery_ok) by more than the tolerance, a percentage of the base\n"
+    "value, and, over several seeds, the 95% confidence interval of the per-seed\n"
+    "difference excludes zero.  A run that stops being ok (livelock) regresses too.\n"
+    "Exits 1 if there is a regression (naming the metric), 0 otherwise.\n"
+    "\n"
+    "options:\n"
+    "  -t, --tolerance METRIC=P%   allowed worsening of a metric ('*' for all;\n"
+    "                              repeatable, or comma-separated); defaults: 0%\n"
+    "                              for correctness metrics, 5% for performance ones\n"
+    "  --format FMT                text (default) or markdown (for CI comments)\n"
+    "  --all                       list unchanged metrics too\n"
+    "  -h, --help                  this help\n";
+
 static const char *help_validate =
     "usage: simrun validate SCENARIO...\n"
     "\n"
@@ -111,40 +168,6 @@ static int wants_help(int argc, char **argv)
 }
 
 /* --- formatting -------------------------------------------------------------- */
-
-/* Human-readable duration: 250us, 1.50ms, 2.25s, 3m05s, 2h05m, 3d04h. */
-static void fmt_human(double us, char *b, size_t n)
-{
-    const char *sign = us < 0 ? "-" : "";
-    if (us < 0)
-        us = -us;
-    if (us < 1000)
-        snprintf(b, n, "%s%.0fus", sign, us);
-    else if (us < 1e6)
-        snprintf(b, n, "%s%.2fms", sign, us / 1e3);
-    else if (us < 60e6)
-        snprintf(b, n, "%s%.2fs", sign, us / 1e6);
-    else if (us < 3600e6)
-        snprintf(b, n, "%s%dm%02ds", sign, (int)(us / 60e6), (int)(us / 1e6) % 60);
-    else if (us < 86400e6)
-        snprintf(b, n, "%s%dh%02dm", sign, (int)(us / 3600e6), (int)(us / 60e6) % 60);
-    else
-        snprintf(b, n, "%s%dd%02dh", sign, (int)(us / 86400e6), (int)(us / 3600e6) % 24);
-}
-
-static void fmt_value(const struct metric_info *mi, double v, char *b, size_t n)
-{
-    if (mi->is_bool)
-        snprintf(b, n, "%s", v != 0 ? "true" : "false");
-    else if (mi->is_duration && v < 0)
-        snprintf(b, n, "never");
-    else if (mi->is_duration)
-        fmt_human(v, b, n);
-    else if (v == (double)(int64_t)v)
-        snprintf(b, n, "%" PRId64, (int64_t)v);
-    else
-        snprintf(b, n, "%.3f", v);
-}
 
 /* --- targets: a policy (or variant) with its resolved parameters -------------- */
 
@@ -247,6 +270,7 @@ struct opts {
     const char *junit;
     uint64_t max_events;
     int quiet;
+    int jobs;                      /* -j: worker processes, 0 = not given (1) */
 };
 
 static int parse_u64(const char *s, uint64_t *out)
@@ -341,6 +365,13 @@ static int parse_opts(int argc, char **argv, struct opts *o, const char *allowed
                 return usage_error("option '%s' needs a value", a);
             if (parse_u64(v, &o->max_events) || o->max_events == 0)
                 return usage_error("bad --max-events '%s'", v);
+        } else if (OPT("-j") || OPT("--jobs")) {
+            uint64_t nj;
+            if (!(v = need_arg(argc, argv, &i)))
+                return usage_error("option '%s' needs a value", a);
+            if (parse_u64(v, &nj) || nj < 1 || nj > SWEEP_MAX_WORKERS)
+                return usage_error("bad -j '%s' (expected 1..256 worker processes)", v);
+            o->jobs = (int)nj;
         } else if (OPT("-q") || OPT("--quiet")) {
             o->quiet = 1;
         } else {
@@ -394,41 +425,6 @@ static int check_sets(const struct opts *o, struct scenario **scn)
     return 0;
 }
 
-static int64_t wall_now_us(void)
-{
-    /* Wall time is measured for the run_timings table only; it never
-     * reaches a simulation. */
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
-}
-
-/* One simulation, written to the store when there is one. */
-static int simulate(const struct scenario *s, const struct target *t, uint64_t seed, const struct opts *o,
-                    FILE *trace, struct store *st, const struct expect_outcome *ex, uint32_t nex,
-                    struct sim_result *res)
-{
-    struct sim_opts so = {.seed = seed, .trace = trace, .keep_trace = st && o->store_trace,
-                          .max_events = o->max_events, .label = t->label};
-    int64_t t0 = wall_now_us();
-    sim_run(s, t->ops, &t->ps, &so, res);
-    int64_t wall = wall_now_us() - t0;
-    if (res->status != SIM_OK)
-        fprintf(stderr, "%s: %s under %s (seed %" PRIu64 "): %s\n", prog, s->path, t->label, seed, res->status_msg);
-    if (!st)
-        return 0;
-    struct store_run sr = {.scn = s, .policy = t->label, .base_policy = t->ops->name, .params = t->params_text,
-                           .seed = seed, .version = SIMRUN_VERSION, .res = res, .wall_us = wall,
-                           .expects = ex, .nexpects = nex, .with_trace = o->store_trace};
-    int64_t id;
-    char err[512];
-    if (store_write_run(st, &sr, &id, err, sizeof err) != 0) {
-        fprintf(stderr, "%s: error: %s\n", prog, err);
-        return 3;
-    }
-    return 0;
-}
-
 static FILE *open_trace(const char *path)
 {
     if (!path)
@@ -467,6 +463,215 @@ static int split_list(char *buf, const char **out, int max)
 
 #define MAX_LABELS 64
 
+/* What the run command's sweep needs to describe jobs and to take their
+ * results in order: job j belongs to scenario k when first_job[k] <= j <
+ * first_job[k + 1]; within it, target (j - first_job[k]) / nseeds[k] and
+ * seed lo[k] + (j - first_job[k]) % nseeds[k], the order of a serial run. */
+struct run_ctx {
+    const struct opts *o;
+    struct scenario **scn;
+    struct target *targets;        /* [npaths * MAX_LABELS] */
+    const int *ntarg;
+    uint64_t lo[MAX_SCENARIOS], nseeds[MAX_SCENARIOS];
+    size_t first_job[MAX_SCENARIOS + 1];
+    size_t njobs;
+    struct store *st;
+    int json, csv, first_json;
+    /* the scenario being received: per target and metric, over its seeds */
+    struct stats_acc *acc;         /* [MAX_LABELS * metric_count] */
+    uint64_t *never;               /* durations that were "never", kept out of acc */
+    char status[MAX_LABELS][32];
+    uint64_t fps[MAX_LABELS];
+    /* progress on a terminal */
+    int progress;
+    int64_t t0_us, shown_us;
+};
+
+static int64_t wall_clock_us(void)
+{
+    /* For progress and run_timings only; it never reaches a simulation. */
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+
+static int job_scenario(const struct run_ctx *rx, size_t j)
+{
+    int k = 0;
+    while (j >= rx->first_job[k + 1])
+        k++;
+    return k;
+}
+
+static void run_job_at(void *ctx, size_t j, struct sweep_job *out)
+{
+    struct run_ctx *rx = ctx;
+    int k = job_scenario(rx, j);
+    size_t r = j - rx->first_job[k];
+    const struct target *t = &rx->targets[k * MAX_LABELS + (int)(r / rx->nseeds[k])];
+    *out = (struct sweep_job){.scn = rx->scn[k], .ops = t->ops, .ps = &t->ps, .label = t->label,
+                              .seed = rx->lo[k] + r % rx->nseeds[k]};
+}
+
+/* Pads s on the right (left = 0) or left to w columns. */
+static void print_cell(const char *s, size_t w, int left)
+{
+    size_t sw = fmt_width(s);
+    if (!left)
+        for (size_t i = sw; i < w; i++)
+            putchar(' ');
+    fputs(s, stdout);
+    if (left)
+        for (size_t i = sw; i < w; i++)
+            putchar(' ');
+}
+
+/* The comparison table of scenario k, policies side by side: the value of
+ * each whole-scenario metric, or over several seeds its mean +- the
+ * half-width of its 95 % confidence interval. */
+static void print_table(const struct run_ctx *rx, int k)
+{
+    const struct scenario *s = rx->scn[k];
+    int nt = rx->ntarg[k];
+    uint64_t nseeds = rx->nseeds[k];
+    char start[40], hz[40];
+    cal_format_utc(s->start_utc_s, start, sizeof start);
+    fmt_duration((double)s->horizon_us, hz, sizeof hz);
+    printf("%s (%s): start %s, horizon %s, ", s->name, s->path, start, hz);
+    if (nseeds > 1)
+        printf("seeds %" PRIu64 "..%" PRIu64 " (mean \xc2\xb1 95%% confidence half-width)\n", rx->lo[k],
+               rx->lo[k] + nseeds - 1);
+    else
+        printf("seed %" PRIu64 "\n", rx->lo[k]);
+    enum { CELL = 64 };
+    char *cells = xcalloc((size_t)(metric_count + 2) * (size_t)nt, CELL);
+#define CELLP(m, i) (cells + ((size_t)(m) * (size_t)nt + (size_t)(i)) * CELL)
+    size_t w[MAX_LABELS];
+    for (int i = 0; i < nt; i++) {
+        w[i] = fmt_width(rx->targets[k * MAX_LABELS + i].label);
+        for (int m = 0; m < metric_count; m++) {
+            const struct stats_acc *a = &rx->acc[i * metric_count + m];
+            fmt_metric_ci(&metric_table[m], a, rx->never[i * metric_count + m], CELLP(m, i), CELL);
+        }
+        snprintf(CELLP(metric_count, i), CELL, "%s", rx->status[i]);
+        snprintf(CELLP(metric_count + 1, i), CELL, "%08" PRIx64, rx->fps[i] >> 32);
+        for (int m = 0; m < metric_count + 2; m++)
+            if (fmt_width(CELLP(m, i)) > w[i])
+                w[i] = fmt_width(CELLP(m, i));
+    }
+    printf("%-16s", "metric");
+    for (int i = 0; i < nt; i++) {
+        printf("  ");
+        print_cell(rx->targets[k * MAX_LABELS + i].label, w[i], 0);
+    }
+    printf("\n");
+    for (int m = 0; m < metric_count + (nseeds == 1 ? 2 : 1); m++) {
+        printf("%-16s", m < metric_count ? metric_table[m].name : m == metric_count ? "status" : "fingerprint");
+        for (int i = 0; i < nt; i++) {
+            printf("  ");
+            print_cell(CELLP(m, i), w[i], 0);
+        }
+        printf("\n");
+    }
+#undef CELLP
+    free(cells);
+    for (int i = 0; i < nt; i++)
+        if (rx->targets[k * MAX_LABELS + i].params_text[0])
+            printf("  %s: %s\n", rx->targets[k * MAX_LABELS + i].label, rx->targets[k * MAX_LABELS + i].params_text);
+    if (k + 1 < rx->o->npaths)
+        printf("\n");
+}
+
+static void show_progress(struct run_ctx *rx, size_t j, const struct sweep_job *job)
+{
+    int64_t now = wall_clock_us();
+    if (j + 1 < rx->njobs && now - rx->shown_us < 200000)
+        return;
+    rx->shown_us = now;
+    double done = (double)(j + 1), left_s = (now - rx->t0_us) / 1e6 / done * ((double)rx->njobs - done);
+    fprintf(stderr, "\r\033[K%s: %zu/%zu runs (%s, %s, seed %" PRIu64 "), %.0f s left", prog, j + 1, rx->njobs,
+            job->scn->name, job->label, job->seed, left_s);
+}
+
+/* Takes job j's result: the store, the CSV/JSON lines, the statistics, and
+ * after the last job of a scenario its table. */
+static int run_sink(void *ctx, size_t j, struct sweep_out *out)
+{
+    struct run_ctx *rx = ctx;
+    const struct opts *o = rx->o;
+    int k = job_scenario(rx, j);
+    size_t r = j - rx->first_job[k];
+    int ti = (int)(r / rx->nseeds[k]);
+    const struct target *t = &rx->targets[k * MAX_LABELS + ti];
+    const struct scenario *s = rx->scn[k];
+    uint64_t seed = rx->lo[k] + r % rx->nseeds[k];
+    const struct sim_result *res = &out->res;
+    if (r == 0) {
+        if (!rx->acc) {
+            rx->acc = xcalloc((size_t)MAX_LABELS * (size_t)metric_count, sizeof *rx->acc);
+            rx->never = xcalloc((size_t)MAX_LABELS * (size_t)metric_count, sizeof *rx->never);
+        }
+        for (int i = 0; i < MAX_LABELS * metric_count; i++) {
+            stats_init(&rx->acc[i]);
+            rx->never[i] = 0;
+        }
+        for (int i = 0; i < MAX_LABELS; i++)
+            snprintf(rx->status[i], sizeof rx->status[i], "ok");
+    }
+    if (rx->progress) {
+        struct sweep_job job;
+        run_job_at(rx, j, &job);
+        show_progress(rx, j, &job);
+    }
+    if (res->status != SIM_OK) {
+        if (rx->progress)
+            fprintf(stderr, "\r\033[K");
+        fprintf(stderr, "%s: %s under %s (seed %" PRIu64 "): %s\n", prog, s->path, t->label, seed, res->status_msg);
+        snprintf(rx->status[ti], sizeof rx->status[ti], "%s", sim_status_name(res->status));
+    }
+    rx->fps[ti] = res->fingerprint;
+    if (rx->st) {
+        struct store_run sr = {.scn = s, .policy = t->label, .base_policy = t->ops->name, .params = t->params_text,
+                               .seed = seed, .version = SIMRUN_VERSION, .res = res, .wall_us = out->wall_us,
+                               .with_trace = o->store_trace};
+        int64_t id;
+        char err[512];
+        if (store_write_run(rx->st, &sr, &id, err, sizeof err) != 0) {
+            fprintf(stderr, "%s: error: %s\n", prog, err);
+            return 3;
+        }
+    }
+    if (rx->json) {
+        printf("%s\n  {\"scenario\": \"%s\", \"policy\": \"%s\", \"params\": \"%s\", \"seed\": %" PRIu64
+               ", \"status\": \"%s\", \"fingerprint\": \"%016" PRIx64 "\", \"metrics\": {",
+               rx->first_json ? "" : ",", s->name, t->label, t->params_text, seed, sim_status_name(res->status),
+               res->fingerprint);
+        rx->first_json = 0;
+    }
+    for (int m = 0; m < metric_count; m++) {
+        double v = 0;
+        metric_get(&res->ck, -1, metric_table[m].name, &v);
+        if (metric_table[m].is_duration && v < 0)
+            rx->never[ti * metric_count + m]++;
+        else
+            stats_add(&rx->acc[ti * metric_count + m], v);
+        if (rx->csv)
+            printf("%s,%s,\"%s\",%" PRIu64 ",%s,%016" PRIx64 ",%s,%.17g\n", s->name, t->label, t->params_text, seed,
+                   sim_status_name(res->status), res->fingerprint, metric_table[m].name, v);
+        if (rx->json)
+            printf("%s\"%s\": %.17g", m ? ", " : "", metric_table[m].name, v);
+    }
+    if (rx->json)
+        printf("}}");
+    if (j + 1 == rx->first_job[k + 1] && !rx->json && !rx->csv) {
+        if (rx->progress)
+            fprintf(stderr, "\r\033[K");
+        print_table(rx, k);
+        fflush(stdout);
+    }
+    return 0;
+}
+
 static int cmd_run(int argc, char **argv)
 {
     if (wants_help(argc, argv)) {
@@ -475,7 +680,7 @@ static int cmd_run(int argc, char **argv)
     }
     struct opts o;
     int rc = parse_opts(argc, argv,
-                        &o, "-p --policies --seed --seeds --set --db --store-trace --trace --format --max-events ");
+                        &o, "-p --policies --seed --seeds --set --db --store-trace --trace --format --max-events -j --jobs ");
     if (rc)
         return rc;
     struct scenario *scn[MAX_SCENARIOS];
@@ -523,109 +728,38 @@ static int cmd_run(int argc, char **argv)
         free_all(scn, o.npaths);
         return rc ? rc : 2;
     }
-    int json = !strcmp(o.format, "json"), csv = !strcmp(o.format, "csv");
-    if (csv)
-        printf("scenario,policy,params,seed,status,fingerprint,metric,value\n");
-    if (json)
-        printf("[");
-    int first_json = 1;
-    int progress = isatty(2) && o.have_seed && o.seed_hi > o.seed_lo;
-    for (int k = 0; k < o.npaths && !rc; k++) {
+    struct run_ctx rx = {.o = &o, .scn = scn, .targets = targets, .ntarg = ntarg, .st = st,
+                         .json = !strcmp(o.format, "json"), .csv = !strcmp(o.format, "csv"), .first_json = 1};
+    size_t njobs = 0;
+    for (int k = 0; k < o.npaths; k++) {
         const struct scenario *s = scn[k];
-        uint64_t lo = o.have_seed ? o.seed_lo : s->seed, hi = o.have_seed ? o.seed_hi : s->seed;
-        uint64_t nseeds = hi - lo + 1;
-        int nt = ntarg[k];
-        /* mean of every whole-scenario metric per target, for the table */
-        double *sum = xcalloc((size_t)nt * (size_t)metric_count, sizeof *sum);
-        char status[MAX_LABELS][32];
-        uint64_t fps[MAX_LABELS];
-        for (int i = 0; i < nt; i++)
-            snprintf(status[i], sizeof status[i], "ok");
-        for (int i = 0; i < nt && !rc; i++) {
-            struct target *t = &targets[k * MAX_LABELS + i];
-            for (uint64_t seed = lo; seed <= hi && !rc; seed++) {
-                if (progress)
-                    fprintf(stderr, "\r%s: %s %s seed %" PRIu64 " (%" PRIu64 "/%" PRIu64 ")   ", prog, s->name,
-                            t->label, seed, seed - lo + 1, nseeds);
-                struct sim_result res;
-                rc = simulate(s, t, seed, &o, trace, st, NULL, 0, &res);
-                fps[i] = res.fingerprint;
-                if (res.status != SIM_OK)
-                    snprintf(status[i], sizeof status[i], "%s", sim_status_name(res.status));
-                for (int m = 0; m < metric_count; m++) {
-                    double v = 0;
-                    metric_get(&res.ck, -1, metric_table[m].name, &v);
-                    sum[i * metric_count + m] += v;
-                    if (csv)
-                        printf("%s,%s,\"%s\",%" PRIu64 ",%s,%016" PRIx64 ",%s,%.17g\n", s->name, t->label,
-                               t->params_text, seed, sim_status_name(res.status), res.fingerprint,
-                               metric_table[m].name, v);
-                }
-                if (json) {
-                    printf("%s\n  {\"scenario\": \"%s\", \"policy\": \"%s\", \"params\": \"%s\", \"seed\": %" PRIu64
-                           ", \"status\": \"%s\", \"fingerprint\": \"%016" PRIx64 "\", \"metrics\": {",
-                           first_json ? "" : ",", s->name, t->label, t->params_text, seed,
-                           sim_status_name(res.status), res.fingerprint);
-                    first_json = 0;
-                    for (int m = 0; m < metric_count; m++) {
-                        double v = 0;
-                        metric_get(&res.ck, -1, metric_table[m].name, &v);
-                        printf("%s\"%s\": %.17g", m ? ", " : "", metric_table[m].name, v);
-                    }
-                    printf("}}");
-                }
-                sim_result_free(&res);
-            }
-        }
-        if (progress)
-            fprintf(stderr, "\r\033[K");
-        if (!json && !csv && !rc) {
-            char start[40];
-            cal_format_utc(s->start_utc_s, start, sizeof start);
-            char hz[40];
-            fmt_human((double)s->horizon_us, hz, sizeof hz);
-            printf("%s (%s): start %s, horizon %s, ", s->name, s->path, start, hz);
-            if (nseeds > 1)
-                printf("seeds %" PRIu64 "..%" PRIu64 " (mean)\n", lo, hi);
-            else
-                printf("seed %" PRIu64 "\n", lo);
-            printf("%-16s", "metric");
-            for (int i = 0; i < nt; i++)
-                printf(" %14s", targets[k * MAX_LABELS + i].label);
-            printf("\n");
-            for (int m = 0; m < metric_count; m++) {
-                printf("%-16s", metric_table[m].name);
-                for (int i = 0; i < nt; i++) {
-                    char b[48];
-                    double v = sum[i * metric_count + m] / (double)nseeds;
-                    fmt_value(&metric_table[m], v, b, sizeof b);
-                    printf(" %14s", b);
-                }
-                printf("\n");
-            }
-            printf("%-16s", "status");
-            for (int i = 0; i < nt; i++)
-                printf(" %14s", status[i]);
-            printf("\n");
-            if (nseeds == 1) {
-                printf("%-16s", "fingerprint");
-                for (int i = 0; i < nt; i++) {
-                    char b[20];
-                    snprintf(b, sizeof b, "%08" PRIx64, fps[i] >> 32);
-                    printf(" %14s", b);
-                }
-                printf("\n");
-            }
-            for (int i = 0; i < nt; i++)
-                if (targets[k * MAX_LABELS + i].params_text[0])
-                    printf("  %s: %s\n", targets[k * MAX_LABELS + i].label, targets[k * MAX_LABELS + i].params_text);
-            if (k + 1 < o.npaths)
-                printf("\n");
-        }
-        free(sum);
+        rx.lo[k] = o.have_seed ? o.seed_lo : s->seed;
+        rx.nseeds[k] = (o.have_seed ? o.seed_hi : s->seed) - rx.lo[k] + 1;
+        rx.first_job[k] = njobs;
+        njobs += (size_t)ntarg[k] * (size_t)rx.nseeds[k];
     }
-    if (json)
+    rx.first_job[o.npaths] = njobs;
+    rx.njobs = njobs;
+    rx.progress = isatty(2) && njobs > 1;
+    rx.t0_us = wall_clock_us();
+    if (rx.csv)
+        printf("scenario,policy,params,seed,status,fingerprint,metric,value\n");
+    if (rx.json)
+        printf("[");
+    struct sweep_opts so = {.workers = o.jobs ? o.jobs : 1, .max_events = o.max_events,
+                            .keep_trace = st && o.store_trace, .trace = trace};
+    char err[512] = "";
+    rc = sweep_run(njobs, &so, run_job_at, run_sink, &rx, err, sizeof err);
+    if (rc < 0) {
+        fprintf(stderr, "%s: error: %s\n", prog, err);
+        rc = 3;
+    }
+    if (rx.progress)
+        fprintf(stderr, "\r\033[K");
+    if (rx.json)
         printf("\n]\n");
+    free(rx.acc);
+    free(rx.never);
     if (trace && trace != stdout)
         fclose(trace);
     store_close(st);
@@ -752,7 +886,7 @@ static int cmd_check(int argc, char **argv)
                 const struct metric_info *mi = metric_find(ex->metric);
                 char b[48];
                 if (mi)
-                    fmt_value(mi, v, b, sizeof b);
+                    fmt_metric(mi, v, b, sizeof b);
                 else
                     snprintf(b, sizeof b, "%g", v);
                 if (ok) {
@@ -810,6 +944,100 @@ static int cmd_check(int argc, char **argv)
     return nfail ? 1 : 0;
 }
 
+/* --- report, diff -------------------------------------------------------------------- */
+
+static int cmd_report(int argc, char **argv)
+{
+    if (wants_help(argc, argv)) {
+        fputs(help_report, stdout);
+        return 0;
+    }
+    struct report_opts ro = {.db = "results.db", .out_dir = "report", .gnuplot = "gnuplot",
+                             .version = SIMRUN_VERSION};
+    const char *env = getenv("SIMRUN_GNUPLOT");
+    if (env && *env)
+        ro.gnuplot = env;
+    for (int i = 0; i < argc; i++) {
+        const char *a = argv[i];
+        if (!strcmp(a, "--db")) {
+            if (!(ro.db = need_arg(argc, argv, &i)))
+                return usage_error("option '%s' needs a value", a);
+        } else if (!strcmp(a, "-o") || !strcmp(a, "--out")) {
+            if (!(ro.out_dir = need_arg(argc, argv, &i)))
+                return usage_error("option '%s' needs a value", a);
+        } else if (a[0] == '-') {
+            return usage_error("unknown option '%s'", a);
+        } else {
+            return usage_error("unexpected argument '%s' (the database is given with --db)", a);
+        }
+    }
+    if (!ro.out_dir[0])
+        return usage_error("%s", "empty output folder");
+    char err[1024];
+    size_t ncharts = 0;
+    int rc = report_write(&ro, &ncharts, err, sizeof err);
+    if (rc) {
+        fprintf(stderr, "%s: error: %s\n", prog, err);
+        return rc;
+    }
+    printf("report: %s/index.html (%zu charts from %s)\n", ro.out_dir, ncharts, ro.db);
+    return 0;
+}
+
+static int cmd_diff(int argc, char **argv)
+{
+    if (wants_help(argc, argv)) {
+        fputs(help_diff, stdout);
+        return 0;
+    }
+    struct diff_opts dopt = {.format = DIFF_TEXT};
+    const char *paths[2];
+    int np = 0;
+    for (int i = 0; i < argc; i++) {
+        const char *a = argv[i], *v;
+        if (!strcmp(a, "--tolerance") || !strcmp(a, "-t")) {
+            if (!(v = need_arg(argc, argv, &i)))
+                return usage_error("option '%s' needs a value", a);
+            char buf[512];
+            snprintf(buf, sizeof buf, "%s", v);
+            for (char *save = NULL, *p = strtok_r(buf, ",", &save); p; p = strtok_r(NULL, ",", &save)) {
+                if (dopt.ntol >= DIFF_MAX_TOLERANCES)
+                    return usage_error("too many tolerances (at most %s)", "64");
+                char msg[1400];
+                if (diff_parse_tolerance(p, &dopt.tol[dopt.ntol], msg, sizeof msg) != 0) {
+                    fprintf(stderr, "%s: error: %s\n(see '%s diff --help')\n", prog, msg, prog);
+                    return 2;
+                }
+                dopt.ntol++;
+            }
+        } else if (!strcmp(a, "--format")) {
+            if (!(v = need_arg(argc, argv, &i)))
+                return usage_error("option '%s' needs a value", a);
+            if (!strcmp(v, "markdown") || !strcmp(v, "md"))
+                dopt.format = DIFF_MARKDOWN;
+            else if (!strcmp(v, "text"))
+                dopt.format = DIFF_TEXT;
+            else
+                return usage_error("unknown format '%s' (valid: text, markdown)", v);
+        } else if (!strcmp(a, "--all")) {
+            dopt.all = 1;
+        } else if (a[0] == '-' && a[1]) {
+            return usage_error("unknown option '%s'", a);
+        } else {
+            if (np == 2)
+                return usage_error("unexpected argument '%s' (diff takes two databases)", a);
+            paths[np++] = a;
+        }
+    }
+    if (np != 2)
+        return usage_error("%s", "diff needs two databases: BASE.db NEW.db");
+    char err[1024];
+    int rc = diff_run(paths[0], paths[1], &dopt, stdout, err, sizeof err);
+    if (rc == 2)
+        fprintf(stderr, "%s: error: %s\n", prog, err);
+    return rc;
+}
+
 /* --- validate, policies ------------------------------------------------------------- */
 
 static int cmd_validate(int argc, char **argv)
@@ -845,6 +1073,8 @@ static const char *type_name(enum param_type t)
     case PARAM_DURATION: return "duration";
     case PARAM_ENUM: return "choice";
     case PARAM_BOOL: return "boolean";
+    case PARAM_TOD: return "time of day";
+    case PARAM_ZONE: return "time zone";
     }
     return "?";
 }
@@ -863,6 +1093,7 @@ static int cmd_policies(int argc, char **argv)
         printf("    promise: %s; items kept %s\n",
                p->promise == PROMISE_NONE ? "none (runs may overlap)"
                : p->promise == PROMISE_HANDLER ? "one run per handler at a time"
+               : p->promise == PROMISE_UNIT    ? "one run per unit of work (item or fire) at a time"
                                                 : "one run per workflow at a time",
                p->items_volatile ? "in memory only (lost at a crash)" : "durably");
         if (p->nparams == 0)
@@ -902,5 +1133,9 @@ int main(int argc, char **argv)
         return cmd_validate(argc - 2, argv + 2);
     if (!strcmp(cmd, "policies"))
         return cmd_policies(argc - 2, argv + 2);
-    return usage_error("unknown command '%s' (valid: run, check, validate, policies, version)", cmd);
+    if (!strcmp(cmd, "report"))
+        return cmd_report(argc - 2, argv + 2);
+    if (!strcmp(cmd, "diff"))
+        return cmd_diff(argc - 2, argv + 2);
+    return usage_error("unknown command '%s' (valid: run, check, report, diff, validate, policies, version)", cmd);
 }

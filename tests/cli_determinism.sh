@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Determinism: every bundled scenario run twice gives identical database
 # rows (all tables but run_timings, the only one with wall-clock data) and
-# identical CSV output; a different seed gives different fingerprints.
+# identical CSV output; a different seed gives different fingerprints.  When
+# two runs of a scenario differ, the first event where their traces part is
+# printed (both lines, with their virtual time).
 set -u
 : "${SIMRUN:?}"
 tmp=$(mktemp -d)
@@ -16,11 +18,45 @@ dump() {  # the deterministic content of a results database
         'select * from expectations order by run_id, line;' \
         'select * from trace order by run_id, seq;'
 }
+# diverge TRACE_1 TRACE_2: prints the first event where two --trace outputs
+# differ (exit 1 if they do not).
+diverge() {
+    local at n
+    at=$(cmp "$1" "$2" 2>&1) && return 1
+    n=$(echo "$at" | sed -n 's/.*line \([0-9]*\).*/\1/p' | head -n 1)
+    [ -n "$n" ] || { echo "  $at"; return 0; }
+    echo "  first divergence at trace line $n:"
+    echo "    run 1: $(sed -n "${n}p" "$1")"
+    echo "    run 2: $(sed -n "${n}p" "$2")"
+    case $at in *EOF*) echo "    ($at)";; esac
+    return 0
+}
+# trace_divergence SCENARIO: runs it twice more with --trace and shows where
+# the two event traces part.
+trace_divergence() {
+    "$SIMRUN" run "$1" --trace "$tmp/t1" --format csv > /dev/null 2>&1
+    "$SIMRUN" run "$1" --trace "$tmp/t2" --format csv > /dev/null 2>&1
+    diverge "$tmp/t1" "$tmp/t2" || echo "  (the traces of two more runs agree: the difference is not in the events)"
+}
 for f in scenarios/*.scn; do
     "$SIMRUN" run "$f" --db "$tmp/a.db" --store-trace --format csv > "$tmp/a.csv" || fail=1
     "$SIMRUN" run "$f" --db "$tmp/b.db" --store-trace --format csv > "$tmp/b.csv" || fail=1
+    cat "$tmp/a.csv" >> "$tmp/all_a.csv"
+    cat "$tmp/b.csv" >> "$tmp/all_b.csv"
+    if ! cmp -s "$tmp/a.csv" "$tmp/b.csv"; then
+        echo "FAIL $f: two runs differ (csv: policy, seed, fingerprint)"
+        diff "$tmp/a.csv" "$tmp/b.csv" | grep ',published,' | head -n 4
+        trace_divergence "$f"
+        fail=1
+    fi
 done
-cmp -s "$tmp/a.csv" "$tmp/b.csv" || { echo "FAIL csv output differs between two runs"; diff "$tmp/a.csv" "$tmp/b.csv" | head; fail=1; }
+cmp -s "$tmp/all_a.csv" "$tmp/all_b.csv" || { echo "FAIL csv output differs between two runs"; diff "$tmp/all_a.csv" "$tmp/all_b.csv" | head; fail=1; }
+# The divergence report itself, on two traces known to differ (seeds 1 and 2).
+"$SIMRUN" run scenarios/flaky.scn -p oracle --seed 1 --trace "$tmp/d1" > /dev/null
+"$SIMRUN" run scenarios/flaky.scn -p oracle --seed 2 --trace "$tmp/d2" > /dev/null
+diverge "$tmp/d1" "$tmp/d2" > "$tmp/dv" && grep -q '^    run 1: oracle [0-9:.]* ' "$tmp/dv" \
+    && grep -q '^    run 2: oracle [0-9:.]* ' "$tmp/dv" || { echo "FAIL the divergence report does not work"; cat "$tmp/dv"; fail=1; }
+diverge "$tmp/d1" "$tmp/d1" > /dev/null && { echo "FAIL identical traces reported as diverging"; fail=1; }
 dump "$tmp/a.db" > "$tmp/a.txt"; dump "$tmp/b.db" > "$tmp/b.txt"
 [ -s "$tmp/a.txt" ] || { echo "FAIL empty dump"; fail=1; }
 cmp -s "$tmp/a.txt" "$tmp/b.txt" || { echo "FAIL database rows differ"; diff "$tmp/a.txt" "$tmp/b.txt" | head; fail=1; }

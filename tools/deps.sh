@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Installs the Debian packages that building, testing and reporting need,
 # and only those that are missing, so that a machine that has them all is
-# left alone (and needs no network).
+# left alone (and needs no network).  chromium renders the HTML report in
+# tests/cli_report.sh.  Keep the list in step with .ci/run.
 set -euo pipefail
-pkgs=(gcc make pkg-config libsqlite3-dev sqlite3 libcmocka-dev tzdata python3 python3-croniter gnuplot-nox)
+pkgs=(gcc make pkg-config libsqlite3-dev sqlite3 libcmocka-dev tzdata python3 python3-croniter python3-tz gnuplot-nox chromium)
 missing=()
 for p in "${pkgs[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")

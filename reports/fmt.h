@@ -1,0 +1,32 @@
+/* fmt.h: metric values as people read them, in tables and reports.
+ *
+ * One place decides how a duration, a count, a boolean and a mean with its
+ * confidence interval look, so that `simrun run`, `simrun report` and
+ * `simrun diff` print the same thing for the same value.  Every function
+ * writes a NUL-terminated string of at most n - 1 bytes into b. */
+#ifndef REPORTS_FMT_H
+#define REPORTS_FMT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "reports/stats.h"
+#include "sim/checker.h"
+
+/* A duration in microseconds, compactly: 250us, 1.50ms, 2.25s, 3m05s,
+ * 2h05m, 3d04h; negative values get a '-'. */
+void fmt_duration(double us, char *b, size_t n);
+/* One value of a metric: a duration, "never" for a negative duration,
+ * true/false for a boolean, an integer when it is one, else 3 decimals. */
+void fmt_metric(const struct metric_info *mi, double v, char *b, size_t n);
+/* A mean over seeds, "mean ± half-width" (95 % interval): the half-width
+ * rounded to two significant digits and the mean to the same decimal place;
+ * a boolean is "true"/"false" when every seed agrees, else the share of
+ * seeds where it held ("97%").  With one seed, the value alone; with none,
+ * "-".  never: seeds whose duration was "never" (negative; kept out of the
+ * mean), shown as "(N never)". */
+void fmt_metric_ci(const struct metric_info *mi, const struct stats_acc *a, uint64_t never, char *b, size_t n);
+/* The number of terminal columns a UTF-8 string takes (one per code point). */
+size_t fmt_width(const char *s);
+
+#endif

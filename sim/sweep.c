@@ -1,0 +1,524 @@
+/* sweep.c: serial and process-parallel sweeps (see sweep.h).
+ *
+ * Wire format of one result, worker to parent, all in native byte order
+ * (both ends are the same program on the same machine):
+ *
+ *     u64 job, u64 length, then length bytes:
+ *       struct sim_result         as bytes (its pointers are rebuilt)
+ *       i64 wall_us
+ *       ntmpl x struct metrics    as bytes (bucket pointers rebuilt)
+ *       for total, then each template, latency then lateness:
+ *         u8 has_buckets; if 1: u32 nonzero, then nonzero x (u32 index, u64 count)
+ *       ncrashes x struct crash_rec
+ *       ntrace x struct trace_rec
+ *       u64 text length, then the text trace
+ *
+ * Copying whole structs and fixing only their pointers means a scalar field
+ * added to sim_result, checker_result or metrics travels without a change
+ * here; a new pointer field would not, and the -j 1 / -j 2 comparison in
+ * tests/cli_sweep.sh is what catches that.
+ *
+ * Invariant (parent): results are delivered for job next_out, next_out + 1,
+ * ... with no gap; a result for job j is only ever requested when
+ * j < next_out + window, so the reorder buffer of `window` slots never
+ * overflows. */
+#include "sim/sweep.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "sim/util.h"
+
+static int64_t wall_now_us(void)
+{
+    /* Wall time is for run_timings only; it never reaches a simulation. */
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+
+static void run_one(const struct sweep_job *j, const struct sweep_opts *o, FILE *trace, struct sweep_out *out)
+{
+    struct sim_opts so = {.seed = j->seed, .trace = trace, .keep_trace = o->keep_trace,
+                          .max_events = o->max_events, .label = j->label};
+    int64_t t0 = wall_now_us();
+    sim_run(j->scn, j->ops, j->ps, &so, &out->res);
+    out->wall_us = wall_now_us() - t0;
+    if (out->wall_us <= 0)
+        out->wall_us = 1; /* measured, if below the clock's resolution */
+}
+
+static void out_free(struct sweep_out *out)
+{
+    sim_result_free(&out->res);
+    *out = (struct sweep_out){0};
+}
+
+/* --- serial ------------------------------------------------------------------ */
+
+static int sweep_serial(size_t njobs, const struct sweep_opts *o, sweep_job_fn job_at, sweep_sink_fn sink,
+                        void *ctx)
+{
+    for (size_t i = 0; i < njobs; i++) {
+        struct sweep_job j;
+        job_at(ctx, i, &j);
+        struct sweep_out out = {0};
+        run_one(&j, o, o->trace, &out);
+        int rc = sink(ctx, i, &out);
+        out_free(&out);
+        if (rc)
+            return rc;
+    }
+    return 0;
+}
+
+/* --- serialization --------------------------------------------------------------- */
+
+struct buf {
+    char *p;
+    size_t n, cap;
+};
+
+static void put(struct buf *b, const void *p, size_t n)
+{
+    b->p = xgrow(b->p, 1, &b->cap, b->n + n);
+    memcpy(b->p + b->n, p, n);
+    b->n += n;
+}
+
+static void put_hist(struct buf *b, const struct hist *h)
+{
+    uint8_t has = h->bucket != NULL;
+    put(b, &has, 1);
+    if (!has)
+        return;
+    uint32_t nz = 0;
+    for (int i = 0; i < HIST_NBUCKETS; i++)
+        nz += h->bucket[i] != 0;
+    put(b, &nz, sizeof nz);
+    for (uint32_t i = 0; i < HIST_NBUCKETS; i++) {
+        if (!h->bucket[i])
+            continue;
+        put(b, &i, sizeof i);
+        put(b, &h->bucket[i], sizeof h->bucket[i]);
+    }
+}
+
+static void encode(const struct sweep_out *out, const char *text, size_t ntext, struct buf *b)
+{
+    const struct sim_result *r = &out->res;
+    const struct checker_result *ck = &r->ck;
+    put(b, r, sizeof *r);
+    put(b, &out->wall_us, sizeof out->wall_us);
+    if (ck->ntmpl)
+        put(b, ck->per_tmpl, ck->ntmpl * sizeof *ck->per_tmpl);
+    put_hist(b, &ck->total.latency);
+    put_hist(b, &ck->total.lateness);
+    for (uint32_t t = 0; t < ck->ntmpl; t++) {
+        put_hist(b, &ck->per_tmpl[t].latency);
+        put_hist(b, &ck->per_tmpl[t].lateness);
+    }
+    if (ck->ncrashes)
+        put(b, ck->crashes, ck->ncrashes * sizeof *ck->crashes);
+    if (r->ntrace)
+        put(b, r->trace, r->ntrace * sizeof *r->trace);
+    uint64_t nt = ntext;
+    put(b, &nt, sizeof nt);
+    if (ntext)
+        put(b, text, ntext);
+}
+
+struct reader {
+    const char *p;
+    size_t left;
+};
+
+/* Takes n bytes; a short message is a broken worker, not bad input. */
+static const void *take(struct reader *rd, size_t n)
+{
+    SIM_ASSERT(n <= rd->left);
+    const void *p = rd->p;
+    rd->p += n;
+    rd->left -= n;
+    return p;
+}
+
+static void get(struct reader *rd, void *dst, size_t n)
+{
+    memcpy(dst, take(rd, n), n);
+}
+
+static void get_hist(struct reader *rd, struct hist *h)
+{
+    uint8_t has;
+    get(rd, &has, 1);
+    h->bucket = NULL;
+    if (!has)
+        return;
+    h->bucket = xcalloc(HIST_NBUCKETS, sizeof *h->bucket);
+    uint32_t nz;
+    get(rd, &nz, sizeof nz);
+    for (uint32_t k = 0; k < nz; k++) {
+        uint32_t i;
+        get(rd, &i, sizeof i);
+        SIM_ASSERT(i < HIST_NBUCKETS);
+        get(rd, &h->bucket[i], sizeof h->bucket[i]);
+    }
+}
+
+/* Rebuilds a result; the text trace is returned as a pointer into msg. */
+static void decode(const char *msg, size_t len, struct sweep_out *out, const char **text, size_t *ntext)
+{
+    struct reader rd = {msg, len};
+    struct sim_result *r = &out->res;
+    struct checker_result *ck = &r->ck;
+    get(&rd, r, sizeof *r);
+    get(&rd, &out->wall_us, sizeof out->wall_us);
+    ck->per_tmpl = NULL;
+    ck->crashes = NULL;
+    r->trace = NULL;
+    if (ck->ntmpl) {
+        ck->per_tmpl = xmalloc(ck->ntmpl * sizeof *ck->per_tmpl);
+        get(&rd, ck->per_tmpl, ck->ntmpl * sizeof *ck->per_tmpl);
+    }
+    get_hist(&rd, &ck->total.latency);
+    get_hist(&rd, &ck->total.lateness);
+    for (uint32_t t = 0; t < ck->ntmpl; t++) {
+        get_hist(&rd, &ck->per_tmpl[t].latency);
+        get_hist(&rd, &ck->per_tmpl[t].lateness);
+    }
+    if (ck->ncrashes) {
+        ck->crashes = xmalloc(ck->ncrashes * sizeof *ck->crashes);
+        get(&rd, ck->crashes, ck->ncrashes * sizeof *ck->crashes);
+    }
+    if (r->ntrace) {
+        r->trace = xmalloc(r->ntrace * sizeof *r->trace);
+        get(&rd, r->trace, r->ntrace * sizeof *r->trace);
+    }
+    uint64_t nt;
+    get(&rd, &nt, sizeof nt);
+    *ntext = (size_t)nt;
+    *text = nt ? take(&rd, (size_t)nt) : NULL;
+    SIM_ASSERT(rd.left == 0);
+}
+
+/* --- pipes ------------------------------------------------------------------------- */
+
+static int write_all(int fd, const void *p, size_t n)
+{
+    const char *c = p;
+    while (n) {
+        ssize_t w = write(fd, c, n);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0)
+            return -1;
+        c += w;
+        n -= (size_t)w;
+    }
+    return 0;
+}
+
+/* 1 when n bytes were read, 0 at end of file before any, -1 otherwise. */
+static int read_all(int fd, void *p, size_t n)
+{
+    char *c = p;
+    size_t got = 0;
+    while (got < n) {
+        ssize_t r = read(fd, c + got, n - got);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r < 0)
+            return -1;
+        if (r == 0)
+            return got == 0 ? 0 : -1;
+        got += (size_t)r;
+    }
+    return 1;
+}
+
+/* --- worker -------------------------------------------------------------------------- */
+
+/* The child's loop: a job number in, a result out, until the parent closes
+ * the command pipe.  Never returns. */
+static _Noreturn void worker_main(int cmd_fd, int res_fd, size_t njobs, const struct sweep_opts *o,
+                                  sweep_job_fn job_at, void *ctx)
+{
+    struct buf b = {0};
+    for (;;) {
+        uint64_t job;
+        int rc = read_all(cmd_fd, &job, sizeof job);
+        if (rc == 0)
+            _exit(0);
+        if (rc < 0 || job >= njobs)
+            _exit(3);
+        struct sweep_job j;
+        job_at(ctx, (size_t)job, &j);
+        char *text = NULL;
+        size_t ntext = 0;
+        FILE *tf = NULL;
+        if (o->trace && !(tf = open_memstream(&text, &ntext)))
+            _exit(3);
+        struct sweep_out out = {0};
+        run_one(&j, o, tf, &out);
+        if (tf)
+            fclose(tf);
+        b.n = 0;
+        uint64_t head[2] = {job, 0};
+        put(&b, head, sizeof head);
+        encode(&out, text, ntext, &b);
+        uint64_t len = b.n - sizeof head;
+        memcpy(b.p + sizeof head[0], &len, sizeof len);
+        free(text);
+        out_free(&out);
+        if (write_all(res_fd, b.p, b.n) != 0)
+            _exit(3);
+    }
+}
+
+/* --- parent ---------------------------------------------------------------------------- */
+
+struct worker {
+    pid_t pid;
+    int cmd_fd, res_fd;            /* -1 when closed */
+    int busy;                      /* a job was sent and its result not yet read */
+};
+
+struct slot {
+    int full;
+    char *msg;                     /* the serialized result */
+    size_t len;
+};
+
+/* Closes the command pipes (idle workers then exit), kills the workers that
+ * are still busy when stopping early, and reaps them all.  Returns -1 with
+ * err if one ended abnormally and no error was recorded before. */
+static int reap(struct worker *w, int nw, int early, int failed, char *err, size_t n)
+{
+    int ret = 0;
+    for (int i = 0; i < nw; i++) {
+        if (w[i].cmd_fd >= 0)
+            close(w[i].cmd_fd);
+        w[i].cmd_fd = -1;
+        if (early && w[i].pid > 0)
+            kill(w[i].pid, SIGKILL);
+    }
+    for (int i = 0; i < nw; i++) {
+        if (w[i].res_fd >= 0)
+            close(w[i].res_fd);
+        w[i].res_fd = -1;
+        if (w[i].pid <= 0)
+            continue;
+        int st;
+        while (waitpid(w[i].pid, &st, 0) < 0 && errno == EINTR)
+            ;
+        if (!early && !failed && !(WIFEXITED(st) && WEXITSTATUS(st) == 0)) {
+            if (WIFSIGNALED(st))
+                snprintf(err, n, "sweep worker %d was killed by signal %d", i + 1, WTERMSIG(st));
+            else
+                snprintf(err, n, "sweep worker %d exited with status %d", i + 1, WEXITSTATUS(st));
+            ret = -1;
+            failed = 1;
+        }
+    }
+    return ret;
+}
+
+/* Describes why a worker's pipe ended, after reaping it. */
+static void worker_lost(struct worker *w, int i, char *err, size_t n)
+{
+    int st = 0;
+    if (w[i].pid > 0) {
+        kill(w[i].pid, SIGKILL);
+        while (waitpid(w[i].pid, &st, 0) < 0 && errno == EINTR)
+            ;
+        w[i].pid = -1;
+    }
+    if (WIFSIGNALED(st) && WTERMSIG(st) != SIGKILL)
+        snprintf(err, n, "sweep worker %d was killed by signal %d", i + 1, WTERMSIG(st));
+    else if (WIFEXITED(st) && WEXITSTATUS(st) != 0)
+        snprintf(err, n, "sweep worker %d exited with status %d", i + 1, WEXITSTATUS(st));
+    else
+        snprintf(err, n, "sweep worker %d stopped answering", i + 1);
+}
+
+static int sweep_parallel(size_t njobs, const struct sweep_opts *o, sweep_job_fn job_at, sweep_sink_fn sink,
+                          void *ctx, char *err, size_t n)
+{
+    int nw = o->workers;
+    if ((size_t)nw > njobs)
+        nw = (int)njobs;
+    size_t window = (size_t)nw * SWEEP_WINDOW_PER_WORKER;
+    struct worker *w = xcalloc((size_t)nw, sizeof *w);
+    struct slot *slots = xcalloc(window, sizeof *slots);
+    for (int i = 0; i < nw; i++)
+        w[i] = (struct worker){.pid = -1, .cmd_fd = -1, .res_fd = -1};
+
+    /* A worker that dies must not kill us with SIGPIPE on the next job. */
+    struct sigaction ign = {.sa_handler = SIG_IGN}, old_pipe;
+    sigemptyset(&ign.sa_mask);
+    sigaction(SIGPIPE, &ign, &old_pipe);
+    fflush(NULL); /* a child must not inherit buffered output and print it twice */
+
+    int ret = 0, failed = 0;
+    for (int i = 0; i < nw; i++) {
+        int cmd[2], res[2];
+        if (pipe(cmd) != 0) {
+            snprintf(err, n, "cannot start sweep worker: %s", strerror(errno));
+            ret = -1;
+            break;
+        }
+        if (pipe(res) != 0) {
+            snprintf(err, n, "cannot start sweep worker: %s", strerror(errno));
+            close(cmd[0]);
+            close(cmd[1]);
+            ret = -1;
+            break;
+        }
+        pid_t pid = fork();
+        if (pid < 0) {
+            snprintf(err, n, "cannot start sweep worker: %s", strerror(errno));
+            close(cmd[0]); close(cmd[1]); close(res[0]); close(res[1]);
+            ret = -1;
+            break;
+        }
+        if (pid == 0) {
+            /* Only this worker's own ends stay open: a sibling's pipe held
+             * open here would hide that sibling's end of file. */
+            for (int k = 0; k < i; k++) {
+                close(w[k].cmd_fd);
+                close(w[k].res_fd);
+            }
+            close(cmd[1]);
+            close(res[0]);
+            worker_main(cmd[0], res[1], njobs, o, job_at, ctx);
+        }
+        close(cmd[0]);
+        close(res[1]);
+        w[i] = (struct worker){.pid = pid, .cmd_fd = cmd[1], .res_fd = res[0]};
+    }
+    if (ret) {
+        failed = 1;
+        goto out;
+    }
+
+    size_t next_send = 0, next_out = 0;
+    struct pollfd *pfd = xcalloc((size_t)nw, sizeof *pfd);
+    int *pidx = xcalloc((size_t)nw, sizeof *pidx);
+    while (next_out < njobs && !ret) {
+        /* Hand a job to every idle worker, within the window. */
+        for (int i = 0; i < nw && next_send < njobs && next_send < next_out + window; i++) {
+            if (w[i].busy)
+                continue;
+            uint64_t job = next_send;
+            if (write_all(w[i].cmd_fd, &job, sizeof job) != 0) {
+                worker_lost(w, i, err, n);
+                ret = -1;
+                failed = 1;
+                break;
+            }
+            w[i].busy = 1;
+            next_send++;
+        }
+        if (ret)
+            break;
+        /* Deliver what is ready, in order. */
+        while (next_out < njobs && slots[next_out % window].full && !ret) {
+            struct slot *s = &slots[next_out % window];
+            struct sweep_out out = {0};
+            const char *text;
+            size_t ntext;
+            decode(s->msg, s->len, &out, &text, &ntext);
+            if (o->trace && ntext)
+                fwrite(text, 1, ntext, o->trace);
+            ret = sink(ctx, next_out, &out);
+            out_free(&out);
+            free(s->msg);
+            *s = (struct slot){0};
+            next_out++;
+        }
+        if (ret || next_out >= njobs)
+            break;
+        /* Wait for a result. */
+        int np = 0;
+        for (int i = 0; i < nw; i++) {
+            if (!w[i].busy)
+                continue;
+            pfd[np] = (struct pollfd){.fd = w[i].res_fd, .events = POLLIN};
+            pidx[np++] = i;
+        }
+        if (np == 0)
+            continue; /* everything sent was delivered: send more */
+        int pr = poll(pfd, (nfds_t)np, -1);
+        if (pr < 0 && errno == EINTR)
+            continue;
+        if (pr < 0) {
+            snprintf(err, n, "sweep: poll: %s", strerror(errno));
+            ret = -1;
+            failed = 1;
+            break;
+        }
+        for (int k = 0; k < np && !ret; k++) {
+            if (!(pfd[k].revents & (POLLIN | POLLHUP | POLLERR)))
+                continue;
+            int i = pidx[k];
+            uint64_t head[2];
+            if (read_all(w[i].res_fd, head, sizeof head) != 1) {
+                worker_lost(w, i, err, n);
+                ret = -1;
+                failed = 1;
+                break;
+            }
+            uint64_t job = head[0], len = head[1];
+            SIM_ASSERT(job >= next_out && job < next_out + window && job < next_send);
+            struct slot *s = &slots[job % window];
+            SIM_ASSERT(!s->full);
+            s->msg = xmalloc(len ? (size_t)len : 1);
+            if (read_all(w[i].res_fd, s->msg, (size_t)len) != 1 && len) {
+                free(s->msg);
+                s->msg = NULL;
+                worker_lost(w, i, err, n);
+                ret = -1;
+                failed = 1;
+                break;
+            }
+            s->len = (size_t)len;
+            s->full = 1;
+            w[i].busy = 0;
+        }
+    }
+    free(pfd);
+    free(pidx);
+out:
+    for (size_t k = 0; k < window; k++)
+        free(slots[k].msg);
+    free(slots);
+    {
+        int early = ret != 0;
+        int r2 = reap(w, nw, early, failed, err, n);
+        if (!ret)
+            ret = r2;
+    }
+    sigaction(SIGPIPE, &old_pipe, NULL);
+    free(w);
+    return ret;
+}
+
+int sweep_run(size_t njobs, const struct sweep_opts *o, sweep_job_fn job_at, sweep_sink_fn sink, void *ctx,
+              char *err, size_t n)
+{
+    SIM_ASSERT(o->workers >= 1 && o->workers <= SWEEP_MAX_WORKERS);
+    if (njobs == 0)
+        return 0;
+    if (o->workers == 1 || njobs == 1)
+        return sweep_serial(njobs, o, job_at, sink, ctx);
+    return sweep_parallel(njobs, o, job_at, sink, ctx, err, n);
+}
