@@ -73,9 +73,9 @@ benches: $(BENCH_BIN) $(B)/simrun
 # The whole suite: unit and property tests, CLI and golden runs, scenario
 # checks, determinism; once at -O2 and once under ASan+UBSan.
 test: deps
+	@$(MAKE) --no-print-directory -s simrun
 	$(MAKE) --no-print-directory MODE=rel test-unit
 	$(MAKE) --no-print-directory MODE=san test-unit
-	$(MAKE) --no-print-directory simrun
 
 test-unit: tests
 	@bash tests/run_tests.sh $(B)
