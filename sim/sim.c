@@ -54,6 +54,7 @@ struct run_rec {
     uint32_t handler, worker;
     uint8_t phase, active, outcome, fail, mutated, fail_phase, mut_if_fail;
     uint32_t ntaken;
+    uint32_t aslot;                /* while active: its index in sim.active */
     uint64_t taken_off;            /* into sim.taken */
     int64_t start_us, end_us, due_us;
     int64_t t_mut_us;              /* when mutating ends (phase mutated) */
@@ -115,7 +116,7 @@ struct sim {
     uint64_t nruns, runs_cap;
     uint64_t *taken;
     uint64_t ntaken, taken_cap;
-    uint64_t *active;              /* active run ids, unordered (indices kept in run.ev? no: scan) */
+    uint64_t *active;              /* active run ids; each run knows its slot (run_rec.aslot) */
     size_t nactive, active_cap;
 
     struct pub_stream *pubs;
@@ -566,23 +567,23 @@ static int64_t draw(struct rng *r, const struct dist *d)
     return 0;
 }
 
+/* The set of active runs, O(1) both ways: a run knows its slot, and the
+ * last run fills a freed slot.  The order is a function of the event order
+ * alone, so crash handling, which walks it, stays deterministic. */
 static void active_add(struct sim *sim, uint64_t run)
 {
     sim->active = xgrow(sim->active, sizeof *sim->active, &sim->active_cap, sim->nactive + 1);
+    sim->runs[run].aslot = (uint32_t)sim->nactive;
     sim->active[sim->nactive++] = run;
 }
 
 static void active_del(struct sim *sim, uint64_t run)
 {
-    for (size_t i = sim->nactive; i-- > 0;) {
-        if (sim->active[i] == run) {
-            /* Keep the order: crash handling walks it and must be deterministic. */
-            memmove(&sim->active[i], &sim->active[i + 1], (sim->nactive - i - 1) * sizeof *sim->active);
-            sim->nactive--;
-            return;
-        }
-    }
-    SIM_ASSERT(0 && "ending a run that is not active");
+    uint32_t i = sim->runs[run].aslot;
+    SIM_ASSERT(i < sim->nactive && sim->active[i] == run);
+    uint64_t last = sim->active[--sim->nactive];
+    sim->active[i] = last;
+    sim->runs[last].aslot = i;
 }
 
 uint64_t sim_run_start(struct sim *sim, const struct run_req *rq)
