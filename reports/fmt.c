@@ -97,3 +97,16 @@ size_t fmt_width(const char *s)
         w += ((unsigned char)*s & 0xc0) != 0x80;
     return w;
 }
+
+void fmt_markup(FILE *f, const char *s)
+{
+    for (; *s; s++) {
+        switch (*s) {
+        case '<': fputs("&lt;", f); break;
+        case '>': fputs("&gt;", f); break;
+        case '&': fputs("&amp;", f); break;
+        case '"': fputs("&quot;", f); break;
+        default: fputc(*s, f);
+        }
+    }
+}

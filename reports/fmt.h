@@ -9,6 +9,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "reports/stats.h"
 #include "sim/checker.h"
@@ -26,6 +27,9 @@ void fmt_metric(const struct metric_info *mi, double v, char *b, size_t n);
  * "-".  never: seeds whose duration was "never" (negative; kept out of the
  * mean), shown as "(N never)". */
 void fmt_metric_ci(const struct metric_info *mi, const struct stats_acc *a, uint64_t never, char *b, size_t n);
+/* Writes s to f with the characters that are special in HTML and XML
+ * (< > & ") escaped: for the report's page and the JUnit file alike. */
+void fmt_markup(FILE *f, const char *s);
 /* The number of terminal columns a UTF-8 string takes (one per code point). */
 size_t fmt_width(const char *s);
 

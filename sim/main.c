@@ -791,18 +791,6 @@ static int expect_names(const struct expect_def *e, const char *label)
     return 0;
 }
 
-static void xml_escape(FILE *f, const char *s)
-{
-    for (; *s; s++) {
-        switch (*s) {
-        case '<': fputs("&lt;", f); break;
-        case '>': fputs("&gt;", f); break;
-        case '&': fputs("&amp;", f); break;
-        case '"': fputs("&quot;", f); break;
-        default: fputc(*s, f);
-        }
-    }
-}
 
 /* The template index of an expect's handler, -1 for the whole scenario. */
 static int expect_tmpl(const struct scenario *s, const struct expect_def *e)
@@ -852,7 +840,7 @@ static int cmd_check(int argc, char **argv)
         int spass = 0, sfail = 0;
         if (junit) {
             fprintf(junit, "  <testsuite name=\"");
-            xml_escape(junit, s->path);
+            fmt_markup(junit, s->path);
             fprintf(junit, "\">\n");
         }
         if (s->nexpects == 0)
@@ -901,13 +889,13 @@ static int cmd_check(int argc, char **argv)
                            ex->text, b, res.status != SIM_OK ? ": " : "", res.status != SIM_OK ? res.status_msg : "");
                 if (junit) {
                     fprintf(junit, "    <testcase classname=\"");
-                    xml_escape(junit, s->name);
+                    fmt_markup(junit, s->name);
                     fprintf(junit, ".%s\" name=\"line %d: ", t.label, ex->line);
-                    xml_escape(junit, ex->text);
+                    fmt_markup(junit, ex->text);
                     fprintf(junit, "\">");
                     if (!ok) {
                         fprintf(junit, "<failure message=\"measured ");
-                        xml_escape(junit, b);
+                        fmt_markup(junit, b);
                         fprintf(junit, "\"/>");
                     }
                     fprintf(junit, "</testcase>\n");

@@ -163,15 +163,12 @@ static void fold(struct sim *sim, uint64_t kind, uint64_t a, uint64_t b)
 static void trace(struct sim *sim, const char *kind, int64_t handler, uint64_t run, const char *fmt, ...)
     __attribute__((format(printf, 5, 6)));
 
-static void trace(struct sim *sim, const char *kind, int64_t handler, uint64_t run, const char *fmt, ...)
+static void vtrace(struct sim *sim, const char *kind, int64_t handler, uint64_t run, const char *fmt, va_list ap)
 {
     if (!sim->o->trace && !sim->o->keep_trace)
         return;
     char detail[96];
-    va_list ap;
-    va_start(ap, fmt);
     vsnprintf(detail, sizeof detail, fmt, ap);
-    va_end(ap);
     if (sim->o->trace) {
         char t[48], hn[160] = "-";
         sim_fmt_dur(sim->now_us, t, sizeof t);
@@ -205,6 +202,14 @@ static void trace(struct sim *sim, const char *kind, int64_t handler, uint64_t r
             memcpy(tr->detail, detail, sizeof detail);
         }
     }
+}
+
+static void trace(struct sim *sim, const char *kind, int64_t handler, uint64_t run, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vtrace(sim, kind, handler, run, fmt, ap);
+    va_end(ap);
 }
 
 /* --- small accessors -------------------------------------------------------- */
@@ -872,14 +877,10 @@ const uint64_t *sim_run_taken(const struct sim *sim, uint64_t run, uint32_t *n)
 
 void sim_note(struct sim *sim, int64_t handler, const char *fmt, ...)
 {
-    if (!sim->o->trace && !sim->o->keep_trace)
-        return;
-    char buf[96];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(buf, sizeof buf, fmt, ap);
+    vtrace(sim, "note", handler, 0, fmt, ap);
     va_end(ap);
-    trace(sim, "note", handler, 0, "%s", buf);
 }
 
 /* Interrupts the active runs that match (all = 1: every run), ending them

@@ -12,17 +12,9 @@
 
 #include "sim/sim.h"
 #include "sim/util.h"
+#include "tests/simtest.h"
 
-static struct scenario *parse(const char *text)
-{
-    struct scenario *s;
-    struct diag d;
-    int rc = scenario_parse_buf("engine.scn", text, strlen(text), &s, &d);
-    if (rc)
-        diag_print(&d);
-    assert_int_equal(rc, 0);
-    return s;
-}
+static struct scenario *parse(const char *text) { return simtest_parse("engine.scn", text); }
 
 /* --- a policy that restarts every consumer the instant its run ends ------- */
 

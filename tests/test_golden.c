@@ -10,35 +10,14 @@
 
 #include "sim/sim.h"
 #include "sim/util.h"
+#include "tests/simtest.h"
 
 static void run_text(const char *text, const char *policy, const char *kv, struct sim_result *res)
 {
-    struct scenario *s;
-    struct diag d;
-    int rc = scenario_parse_buf("golden.scn", text, strlen(text), &s, &d);
-    if (rc != 0)
-        diag_print(&d);
-    assert_int_equal(rc, 0);
-    const struct policy_ops *ops = policy_find(policy);
-    assert_non_null(ops);
-    struct params ps;
-    params_init(&ps, ops);
-    if (kv) {
-        char k[64], v[64], msg[256];
-        assert_int_equal(sscanf(kv, "%63[^=]=%63s", k, v), 2);
-        assert_int_equal(params_set(&ps, k, v, msg, sizeof msg), 0);
-    }
-    struct sim_opts o = {.seed = s->seed};
-    sim_run(s, ops, &ps, &o, res);
-    scenario_free(s);
+    simtest_run(text, policy, kv, 0, 0, res);
 }
 
-static double m(const struct sim_result *r, const char *name)
-{
-    double v = -12345;
-    assert_int_equal(metric_get(&r->ck, -1, name, &v), 0);
-    return v;
-}
+static double m(const struct sim_result *r, const char *name) { return simtest_metric(r, -1, name); }
 
 #define S(n) ((double)(n) * 1e6)
 /* Percentiles are read from histograms with a relative error under 0.4 %. */

@@ -16,6 +16,7 @@
 
 #include "sim/sim.h"
 #include "sim/util.h"
+#include "tests/simtest.h"
 
 #define MS(x) ((int64_t)(x) * US_PER_MS)
 #define SEC(x) ((int64_t)(x) * US_PER_S)
@@ -26,34 +27,10 @@
  * ends the list), keeping the trace. */
 static void run_hb(const char *text, const char *const *kv, struct sim_result *res)
 {
-    struct scenario *s;
-    struct diag d;
-    int rc = scenario_parse_buf("heartbeat.scn", text, strlen(text), &s, &d);
-    if (rc != 0)
-        diag_print(&d);
-    assert_int_equal(rc, 0);
-    const struct policy_ops *ops = policy_find("heartbeat");
-    assert_non_null(ops);
-    struct params ps;
-    params_init(&ps, ops);
-    for (int i = 0; kv && kv[i]; i++) {
-        char k[64], v[64], msg[256];
-        assert_int_equal(sscanf(kv[i], "%63[^=]=%63s", k, v), 2);
-        if (params_set(&ps, k, v, msg, sizeof msg) != 0)
-            fail_msg("%s", msg);
-    }
-    struct sim_opts o = {.seed = s->seed, .keep_trace = 1};
-    sim_run(s, ops, &ps, &o, res);
-    assert_int_equal(res->status, SIM_OK);
-    scenario_free(s);
+    simtest_run_kv(text, "heartbeat", kv, 1, 1, res);
 }
 
-static double m(const struct sim_result *r, const char *name)
-{
-    double v = -12345;
-    assert_int_equal(metric_get(&r->ck, -1, name, &v), 0);
-    return v;
-}
+static double m(const struct sim_result *r, const char *name) { return simtest_metric(r, -1, name); }
 
 /* The trace records of one kind (and handler, -1 any) whose detail
  * contains `has` (NULL: any), in order; returns how many, the first max in

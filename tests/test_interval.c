@@ -20,6 +20,7 @@
 
 #include "sim/sim.h"
 #include "sim/util.h"
+#include "tests/simtest.h"
 
 #define S(n) ((int64_t)(n) * US_PER_S)
 #define MIN(n) ((int64_t)(n) * US_PER_MIN)
@@ -29,30 +30,7 @@
  * keeping the trace. */
 static void run_with(const char *text, const char *policy, const char *kvs, struct sim_result *res)
 {
-    struct scenario *s;
-    struct diag d;
-    int rc = scenario_parse_buf("interval.scn", text, strlen(text), &s, &d);
-    if (rc != 0)
-        diag_print(&d);
-    assert_int_equal(rc, 0);
-    const struct policy_ops *ops = policy_find(policy);
-    assert_non_null(ops);
-    struct params ps;
-    params_init(&ps, ops);
-    for (const char *p = kvs; p && *p;) {
-        char k[64], v[64], msg[256];
-        int used = 0;
-        assert_int_equal(sscanf(p, "%63[^=]=%63[^,]%n", k, v, &used), 2);
-        if (params_set(&ps, k, v, msg, sizeof msg) != 0)
-            fail_msg("%s", msg);
-        p += used;
-        if (*p == ',')
-            p++;
-    }
-    struct sim_opts o = {.seed = s->seed, .keep_trace = 1};
-    sim_run(s, ops, &ps, &o, res);
-    scenario_free(s);
-    assert_int_equal(res->status, SIM_OK);
+    simtest_run(text, policy, kvs, 1, 1, res);
 }
 
 static void run_text(const char *text, const char *kvs, struct sim_result *res)

@@ -19,6 +19,7 @@
 
 #include "sim/sim.h"
 #include "sim/util.h"
+#include "tests/simtest.h"
 
 /* Seconds to microseconds, rounded (62.8 s is 62800000 us exactly). */
 #define S(x) ((int64_t)((x) * 1e6 + 0.5))
@@ -27,34 +28,10 @@
  * keeping the trace. */
 static void vt_run(const char *text, const char *const *kv, struct sim_result *res)
 {
-    struct scenario *s;
-    struct diag d;
-    int rc = scenario_parse_buf("vt.scn", text, strlen(text), &s, &d);
-    if (rc != 0)
-        diag_print(&d);
-    assert_int_equal(rc, 0);
-    const struct policy_ops *ops = policy_find("vistimeout");
-    assert_non_null(ops);
-    struct params ps;
-    params_init(&ps, ops);
-    for (int i = 0; kv && kv[i]; i++) {
-        char k[64], v[64], msg[256];
-        assert_int_equal(sscanf(kv[i], "%63[^=]=%63s", k, v), 2);
-        if (params_set(&ps, k, v, msg, sizeof msg) != 0)
-            fail_msg("%s", msg);
-    }
-    struct sim_opts o = {.seed = s->seed, .keep_trace = 1};
-    sim_run(s, ops, &ps, &o, res);
-    assert_int_equal(res->status, SIM_OK);
-    scenario_free(s);
+    simtest_run_kv(text, "vistimeout", kv, 1, 1, res);
 }
 
-static double metric(const struct sim_result *r, const char *name)
-{
-    double v = -1;
-    assert_int_equal(metric_get(&r->ck, -1, name, &v), 0);
-    return v;
-}
+static double metric(const struct sim_result *r, const char *name) { return simtest_metric(r, -1, name); }
 
 static void expect_metric(const struct sim_result *r, const char *name, double want)
 {

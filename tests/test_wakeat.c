@@ -24,6 +24,7 @@
 
 #include "sim/sim.h"
 #include "sim/util.h"
+#include "tests/simtest.h"
 
 extern const struct policy_ops policy_wakeat;
 
@@ -57,16 +58,7 @@ struct outcome {
     char *timeline;
 };
 
-static struct scenario *parse(const char *text)
-{
-    struct scenario *s;
-    struct diag d;
-    int rc = scenario_parse_buf("wakeat.scn", text, strlen(text), &s, &d);
-    if (rc)
-        diag_print(&d);
-    assert_int_equal(rc, 0);
-    return s;
-}
+static struct scenario *parse(const char *text) { return simtest_parse("wakeat.scn", text); }
 
 /* Copies the reason (or outcome) and the details a timeline keeps. */
 static void line_of(const struct trace_rec *t, const char *name, char *out, size_t n)
