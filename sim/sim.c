@@ -981,8 +981,12 @@ static void do_crash(struct sim *sim, uint32_t ci)
     const struct crash_def *c = &sim->scn->crashes[ci];
     if (sim->crash_down[ci])
         return;
-    /* A crash of something already down (or stopping) is no crash. */
+    /* A crash of something already down (or stopping) is no crash; nor is a
+     * crash of a part (worker, server) that this policy's system does not
+     * have (no on_part hook): nothing of it exists to fail. */
     if (!sim->host_up || (c->target == CRASH_STOP && sim->stopping))
+        goto next;
+    if (c->target != CRASH_HOST && c->target != CRASH_STOP && !sim->ops->on_part)
         goto next;
     sim->crash_down[ci] = 1;
     checker_crash(sim->ck, c->target, c->index, sim->now_us);
