@@ -280,15 +280,6 @@ static void check(struct policy *p, int64_t now_us)
 
 /* --- hooks --------------------------------------------------------------------- */
 
-static void *volatile_realloc(void *ctx, void *ptr, size_t n)
-{
-    (void)ctx;
-    if (n == 0) {
-        free(ptr);
-        return NULL;
-    }
-    return xrealloc(ptr, n);
-}
 
 static struct policy *interval_create(struct sim *sim, void *durable, const struct params *ps)
 {
@@ -323,7 +314,7 @@ static struct policy *interval_create(struct sim *sim, void *durable, const stru
         else
             p->role[h] = p->cron == CRON_RUN ? ROLE_CALENDAR : ROLE_SKIP;
     }
-    jobs_init(&p->ix, volatile_realloc, NULL);
+    jobs_init(&p->ix, jobs_heap_realloc, NULL);
     for (uint32_t h = 0; h < nh; h++) {
         struct job j = {.handler = h, .status = JOB_COMPLETED, .available_us = SIM_NEVER, .due_us = -1,
                         .item = UINT64_MAX};

@@ -1,6 +1,8 @@
 /* jobs.c: see jobs.h.  O(log n) per update and per query, amortised. */
 #include "sim/jobs.h"
 
+#include <stdlib.h>
+
 #include "sim/util.h"
 
 const char *job_status_name(enum job_status s)
@@ -92,6 +94,16 @@ static void index_row(struct jobtab *t, uint64_t id)
     t->heap = grow(t, t->heap, sizeof *t->heap, &t->heap_cap, t->nheap + 1);
     t->heap[t->nheap] = (struct job_ent){j->available_us, id, j->version};
     sift_up(t->heap, t->nheap++);
+}
+
+void *jobs_heap_realloc(void *ctx, void *p, size_t n)
+{
+    (void)ctx;
+    if (n == 0) {
+        free(p);
+        return NULL;
+    }
+    return xrealloc(p, n);
 }
 
 void jobs_init(struct jobtab *t, jobs_realloc_fn alloc, void *ctx)

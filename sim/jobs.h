@@ -56,6 +56,9 @@ struct jobtab {
 };
 
 void jobs_init(struct jobtab *t, jobs_realloc_fn alloc, void *ctx);
+/* The plain heap as an allocator, for a table that is volatile (rebuilt at
+ * every start) or lives outside a simulation; ctx is unused. */
+void *jobs_heap_realloc(void *ctx, void *p, size_t n);
 /* Frees through the allocator with size 0 (for allocators that free). */
 void jobs_free(struct jobtab *t);
 /* Appends a row; returns its id.  The pointer from jobs_get is valid until

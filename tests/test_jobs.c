@@ -12,15 +12,6 @@
 #include "sim/rng.h"
 #include "sim/util.h"
 
-static void *plain_realloc(void *ctx, void *p, size_t n)
-{
-    (void)ctx;
-    if (n == 0) {
-        free(p);
-        return NULL;
-    }
-    return xrealloc(p, n);
-}
 
 static uint64_t model_next(struct jobtab *t, int64_t now, int64_t *at)
 {
@@ -43,7 +34,7 @@ static void test_jobs_model(void **state)
     for (uint64_t seed = 1; seed <= 20; seed++) {
         struct rng r = rng_stream(seed, RNG_POLICY, 7, 0);
         struct jobtab t;
-        jobs_init(&t, plain_realloc, NULL);
+        jobs_init(&t, jobs_heap_realloc, NULL);
         int64_t now = 0;
         for (int op = 0; op < 4000; op++) {
             uint64_t k = rng_below(&r, 10);
