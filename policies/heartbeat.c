@@ -195,17 +195,6 @@ static int is_producer(const struct policy *p, uint32_t h) { return world_hdef(p
 
 /* --- the cron schedule --------------------------------------------------- */
 
-/* Under AND a restricted day-of-month must exist in some allowed month
- * (the weekdays meet every date in some year), or the job never fires. */
-static int and_can_fire(const struct cal_cron *c)
-{
-    static const int dim[12] = {31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
-    for (int m = 1; m <= 12; m++)
-        if ((c->months >> m & 1) && (c->mdays & (uint32_t)(((UINT64_C(1) << dim[m - 1]) - 1) << 1)))
-            return 1;
-    return 0;
-}
-
 /* The job's next nominal fire after after_us (>= when inclusive); with
  * dom_dow=and a cron job whose two day fields are both restricted is
  * evaluated with AND instead of cron's OR. */
@@ -215,8 +204,7 @@ static int64_t job_next(struct policy *p, uint32_t h, int64_t after_us, int incl
     if (hd->sched.kind != SCHED_CRON || !p->dom_dow_and || !hd->sched.cron.day_or)
         return sim_sched_next(p->sim, h, after_us, inclusive);
     struct schedule s = hd->sched;
-    s.cron.day_or = 0;
-    if (!and_can_fire(&s.cron))
+    if (cal_cron_use_and(&s.cron) != 0)
         return SIM_NEVER;
     return schedule_next(p->w->scn, &s, after_us, inclusive);
 }

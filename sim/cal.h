@@ -94,6 +94,9 @@ struct cal_cron {
                          are cronie's "wildcard" jobs under the DST rule */
 };
 #define CAL_CRON_AND 1 /* flag: day-of-month and day-of-week combine with AND */
+/* Switches a parsed expression to AND semantics (as CAL_CRON_AND at parse
+ * time would have).  Returns 0, or -1 if it then never fires. */
+int cal_cron_use_and(struct cal_cron *c);
 
 /* Parses a 5-field cron expression (minute hour day-of-month month
  * day-of-week) or a macro (@yearly @annually @monthly @weekly @daily

@@ -267,6 +267,25 @@ static int parse_field(struct cron_parser *ps, const char *s, const char *end, u
     }
 }
 
+/* With day-of-month and day-of-week combined by AND, days come from
+ * day-of-month (the weekdays meet every valid date in some year): some
+ * allowed month must have one of them, or the expression never fires. */
+static int and_can_fire(const struct cal_cron *c)
+{
+    for (int m = 1; m <= 12; m++) {
+        int dim = m == 2 ? 29 : cal__days_in_month(2001, m);
+        if ((c->months >> m & 1) && (c->mdays & (uint32_t)(((UINT64_C(1) << dim) - 1) << 1)))
+            return 1;
+    }
+    return 0;
+}
+
+int cal_cron_use_and(struct cal_cron *c)
+{
+    c->day_or = 0;
+    return and_can_fire(c) ? 0 : -1;
+}
+
 static int cron_parse_fields(struct cron_parser *ps, const char *text, unsigned flags, struct cal_cron *out)
 {
     const char *fs[F_COUNT], *fe[F_COUNT];
@@ -315,15 +334,7 @@ static int cron_parse_fields(struct cron_parser *ps, const char *text, unsigned 
     out->day_or = !(flags & CAL_CRON_AND) && !dom_star && !dow_star;
     out->wild = *fs[F_MIN] == '*' || *fs[F_HOUR] == '*';
     if (!out->day_or) {
-        /* Days then come from day-of-month (ANDed with the weekdays, which
-         * meet every valid date in some year): some month must have one. */
-        int possible = 0;
-        for (int m = 1; m <= 12 && !possible; m++) {
-            int dim = m == 2 ? 29 : cal__days_in_month(2001, m);
-            if ((out->months >> m & 1) && (out->mdays & (uint32_t)(((UINT64_C(1) << dim) - 1) << 1)))
-                possible = 1;
-        }
-        if (!possible)
+        if (!and_can_fire(out))
             return perr(ps, fs[F_DOM], "cron expression never fires: day-of-month '%.*s' does not occur in month '%.*s'",
                         (int)(fe[F_DOM] - fs[F_DOM]), fs[F_DOM], (int)(fe[F_MON] - fs[F_MON]), fs[F_MON]);
     }

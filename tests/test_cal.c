@@ -1241,6 +1241,27 @@ static void test_window(void **state)
     expect_window(1380, 60, "America/Santiago", "2025-09-07T04:00:00Z", 0, "2025-09-08T02:00:00Z");
 }
 
+/* Switching a parsed expression to AND: "0 9 1 * mon" fires on the 1st of
+ * a month only when it is a Monday (2025-09-01 is the first after
+ * 2025-01-01); "0 0 30 2 mon" fires on Mondays under OR but never under AND. */
+static void test_use_and(void **state)
+{
+    (void)state;
+    struct cal_cron c;
+    char err[CAL_ERR_SIZE];
+    int col;
+    const struct cal_zone *utc = zone("UTC");
+    assert_int_equal(cal_cron_parse("0 9 1 * mon", 0, &c, err, sizeof err, &col), 0);
+    assert_int_equal(cal_cron_use_and(&c), 0);
+    int64_t t;
+    assert_int_equal(cal_parse_instant("2025-01-01T00:00:00Z", &t, err, sizeof err), 0);
+    int64_t want;
+    assert_int_equal(cal_parse_instant("2025-09-01T09:00:00Z", &want, err, sizeof err), 0);
+    assert_true(cal_cron_next(&c, utc, t) == want);
+    assert_int_equal(cal_cron_parse("0 0 30 2 mon", 0, &c, err, sizeof err, &col), 0);
+    assert_int_equal(cal_cron_use_and(&c), -1);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1266,6 +1287,7 @@ int main(void)
         cmocka_unit_test(test_next_prev_walks),
         cmocka_unit_test(test_tod),
         cmocka_unit_test(test_window),
+        cmocka_unit_test(test_use_and),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     cal_zone_cache_free();
