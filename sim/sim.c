@@ -597,6 +597,13 @@ uint64_t sim_run_start(struct sim *sim, const struct run_req *rq)
     SIM_ASSERT(rq->handler < sim->w.nh);
     if (!sim->accepting)
         return 0; /* a stopping host starts nothing new */
+    uint64_t max_runs = sim->o->max_runs ? sim->o->max_runs : SIM_MAX_RUNS_DEFAULT;
+    if (sim->nruns >= max_runs) {
+        char m[128];
+        snprintf(m, sizeof m, "run limit: more than %" PRIu64 " runs", max_runs);
+        stop(sim, SIM_EVENT_LIMIT, m);
+        return 0; /* the main loop stops before the next event */
+    }
     policy_event(sim);
     const struct handler_def *hd = world_hdef(&sim->w, rq->handler);
     struct handler_state *hs = &sim->hs[rq->handler];

@@ -35,6 +35,11 @@ const char *sim_status_name(enum sim_status s);
 #define SIM_LIVELOCK_INSTANT 1000000
 #define SIM_LIVELOCK_STREAK  100000
 #define SIM_MAX_EVENTS_DEFAULT UINT64_C(4000000000)
+/* Runs are durable records (about 130 bytes each with the checker's share):
+ * a policy that starts runs without bound would otherwise exhaust memory
+ * before the event limit.  Reaching the limit stops the run like the event
+ * limit does. */
+#define SIM_MAX_RUNS_DEFAULT UINT64_C(64000000)
 
 /* One line of the trace (--trace, and the optional trace table). */
 struct trace_rec {
@@ -50,6 +55,7 @@ struct sim_opts {
     FILE *trace;                   /* NULL: no text trace */
     int keep_trace;                /* 1: collect trace_rec in the result */
     uint64_t max_events;           /* 0: SIM_MAX_EVENTS_DEFAULT */
+    uint64_t max_runs;             /* 0: SIM_MAX_RUNS_DEFAULT */
     const char *label;             /* policy label for the text trace */
 };
 

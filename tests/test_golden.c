@@ -218,6 +218,27 @@ static void test_graceful_stop(void **state)
     sim_result_free(&r);
 }
 
+/* The run limit stops a simulation that would start runs without bound:
+ * poll every second for a year, stopped after 1000 runs. */
+static void test_run_limit(void **state)
+{
+    (void)state;
+    struct scenario *s = simtest_parse("limit.scn", "horizon 365d\nworkflow w\n  consumer c subscribe t fifo runs 1s\n");
+    const struct policy_ops *ops = policy_find("poll");
+    struct params ps;
+    params_init(&ps, ops);
+    char msg[128];
+    assert_int_equal(params_set(&ps, "period", "1s", msg, sizeof msg), 0);
+    struct sim_opts o = {.seed = 1, .max_runs = 1000};
+    struct sim_result r;
+    sim_run(s, ops, &ps, &o, &r);
+    assert_int_equal(r.status, SIM_EVENT_LIMIT);
+    assert_non_null(strstr(r.status_msg, "run limit"));
+    assert_true(m(&r, "runs") == 1000);
+    sim_result_free(&r);
+    scenario_free(s);
+}
+
 /* Determinism: the same inputs give the same fingerprint and metrics; a
  * different seed gives another trace; the workload does not depend on the
  * policy (common random numbers). */
@@ -253,6 +274,7 @@ int main(void)
         cmocka_unit_test(test_poll_slow),         cmocka_unit_test(test_oracle_digest),
         cmocka_unit_test(test_oracle_crash),      cmocka_unit_test(test_crash_after_mutation),
         cmocka_unit_test(test_determinism),       cmocka_unit_test(test_graceful_stop),
+        cmocka_unit_test(test_run_limit),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     cal_zone_cache_free();
