@@ -460,6 +460,13 @@ static void publish(struct sim *sim, uint32_t t, int64_t origin_us, uint32_t key
     }
     for (uint32_t k = w->sub_first[t]; k < w->sub_first[t + 1]; k++) {
         uint32_t c = w->subs[k];
+        if (sim->nitems >= SIM_MAX_ITEMS) {
+            char m[128];
+            snprintf(m, sizeof m, "item limit: more than %" PRIu64 " items (events times subscribers)",
+                     SIM_MAX_ITEMS);
+            stop(sim, SIM_EVENT_LIMIT, m);
+            return;
+        }
         sim->items = xgrow(sim->items, sizeof *sim->items, &sim->items_cap, sim->nitems + 1);
         uint64_t id = sim->nitems++;
         sim->items[id] = (struct sim_item){.origin_us = origin_us, .publish_us = sim->now_us, .consumer = c,

@@ -40,6 +40,9 @@ const char *sim_status_name(enum sim_status s);
  * before the event limit.  Reaching the limit stops the run like the event
  * limit does. */
 #define SIM_MAX_RUNS_DEFAULT UINT64_C(64000000)
+/* Items (an event times its subscribers) are durable too, about 50 bytes
+ * each: the same stop past this many. */
+#define SIM_MAX_ITEMS UINT64_C(200000000)
 
 /* One line of the trace (--trace, and the optional trace table). */
 struct trace_rec {
