@@ -460,10 +460,10 @@ static void publish(struct sim *sim, uint32_t t, int64_t origin_us, uint32_t key
     }
     for (uint32_t k = w->sub_first[t]; k < w->sub_first[t + 1]; k++) {
         uint32_t c = w->subs[k];
-        if (sim->nitems >= SIM_MAX_ITEMS) {
+        uint64_t max_items = sim->o->max_items ? sim->o->max_items : SIM_MAX_ITEMS_DEFAULT;
+        if (sim->nitems >= max_items) {
             char m[128];
-            snprintf(m, sizeof m, "item limit: more than %" PRIu64 " items (events times subscribers)",
-                     SIM_MAX_ITEMS);
+            snprintf(m, sizeof m, "item limit: more than %" PRIu64 " items (events times subscribers)", max_items);
             stop(sim, SIM_EVENT_LIMIT, m);
             return;
         }

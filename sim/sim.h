@@ -42,7 +42,7 @@ const char *sim_status_name(enum sim_status s);
 #define SIM_MAX_RUNS_DEFAULT UINT64_C(64000000)
 /* Items (an event times its subscribers) are durable too, about 50 bytes
  * each: the same stop past this many. */
-#define SIM_MAX_ITEMS UINT64_C(200000000)
+#define SIM_MAX_ITEMS_DEFAULT UINT64_C(200000000)
 
 /* One line of the trace (--trace, and the optional trace table). */
 struct trace_rec {
@@ -59,6 +59,7 @@ struct sim_opts {
     int keep_trace;                /* 1: collect trace_rec in the result */
     uint64_t max_events;           /* 0: SIM_MAX_EVENTS_DEFAULT */
     uint64_t max_runs;             /* 0: SIM_MAX_RUNS_DEFAULT */
+    uint64_t max_items;            /* 0: SIM_MAX_ITEMS_DEFAULT */
     const char *label;             /* policy label for the text trace */
 };
 

@@ -239,6 +239,25 @@ static void test_run_limit(void **state)
     scenario_free(s);
 }
 
+/* The item limit: 500 events to two subscribers stop at 600 items. */
+static void test_item_limit(void **state)
+{
+    (void)state;
+    struct scenario *s = simtest_parse("items.scn", "horizon 1d\nworkflow w\n  consumer a subscribe t fifo runs 1s\n"
+                                                    "  consumer b subscribe t fifo runs 1s\npublish t rate 500/d\n");
+    const struct policy_ops *ops = policy_find("oracle");
+    struct params ps;
+    params_init(&ps, ops);
+    struct sim_opts o = {.seed = 1, .max_items = 600};
+    struct sim_result r;
+    sim_run(s, ops, &ps, &o, &r);
+    assert_int_equal(r.status, SIM_EVENT_LIMIT);
+    assert_non_null(strstr(r.status_msg, "item limit"));
+    assert_true(m(&r, "published") == 600);
+    sim_result_free(&r);
+    scenario_free(s);
+}
+
 /* Determinism: the same inputs give the same fingerprint and metrics; a
  * different seed gives another trace; the workload does not depend on the
  * policy (common random numbers). */
@@ -274,7 +293,7 @@ int main(void)
         cmocka_unit_test(test_poll_slow),         cmocka_unit_test(test_oracle_digest),
         cmocka_unit_test(test_oracle_crash),      cmocka_unit_test(test_crash_after_mutation),
         cmocka_unit_test(test_determinism),       cmocka_unit_test(test_graceful_stop),
-        cmocka_unit_test(test_run_limit),
+        cmocka_unit_test(test_run_limit),         cmocka_unit_test(test_item_limit),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     cal_zone_cache_free();
