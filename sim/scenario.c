@@ -749,6 +749,61 @@ static int need(struct parser *p, const struct line *L, int i, int k, const char
     return perr(p, L->no, end_col(L), "missing %s after '%s'", what, q(p, L->tok[i].s));
 }
 
+/* Trailing clauses of a line, `word value` (or a lone `word` for a flag),
+ * in any order, each at most once: one table per kind of line says which
+ * words are allowed and how each value is read.  `col` comes back as the
+ * column where the clause was seen (0 if absent). */
+enum clause_kind { CL_FLAG, CL_INSTANT, CL_DURATION, CL_COUNT };
+struct clause {
+    const char *word;
+    enum clause_kind kind;
+    enum lim lim;                  /* CL_INSTANT */
+    int64_t min;                   /* CL_DURATION: minimum (0 or 1 us); CL_COUNT: minimum */
+    uint64_t max;                  /* CL_COUNT */
+    const char *what;              /* how the value is named in messages */
+    void *dest;                    /* int64_t * (instant, duration), uint64_t * (count), int * (flag) */
+    int col;                       /* out: the column of the word, 0 if absent */
+    int vcol;                      /* out: the column of its value */
+};
+
+static int parse_clauses(struct parser *p, const struct line *L, int i, struct clause *cl, int n,
+                         const char *line_what, const char *valid_label, const char *valid)
+{
+    int no = L->no;
+    while (i < L->ntok) {
+        const struct tok *o = &L->tok[i];
+        struct clause *c = NULL;
+        for (int k = 0; k < n && !c; k++)
+            if (!strcmp(o->s, cl[k].word))
+                c = &cl[k];
+        if (!c)
+            return perr(p, no, o->col, "unexpected '%s' in %s (%s: %s)", q(p, o->s), line_what, valid_label, valid);
+        if (c->col)
+            return perr(p, no, o->col, "duplicate '%s' (first at column %d)", o->s, c->col);
+        c->col = o->col;
+        if (c->kind == CL_FLAG) {
+            *(int *)c->dest = 1;
+            i++;
+            continue;
+        }
+        if (need(p, L, i, 1, c->kind == CL_INSTANT ? "an instant" : c->kind == CL_DURATION ? "a duration" : "a value"))
+            return -1;
+        const struct tok *v = &L->tok[i + 1];
+        c->vcol = v->col;
+        int rc = 0;
+        switch (c->kind) {
+        case CL_INSTANT: rc = parse_instant(p, no, v, c->lim, c->dest); break;
+        case CL_DURATION: rc = parse_dur(p, no, v->col, v->s, c->min, c->what, c->dest); break;
+        case CL_COUNT: rc = parse_count(p, no, v, (uint64_t)c->min, c->max, c->what, c->dest); break;
+        case CL_FLAG: break;
+        }
+        if (rc)
+            return -1;
+        i += 2;
+    }
+    return 0;
+}
+
 static int trailing(struct parser *p, const struct line *L, int i, const char *what)
 {
     if (i >= L->ntok)
@@ -1123,52 +1178,33 @@ static int parse_arrival(struct parser *p, const struct line *L, int i, struct a
         return perr(p, no, k->col, "unknown arrival process '%s' (valid: at, burst, rate, poisson, daily, trace)",
                     q(p, k->s));
     }
-    int c_from = 0, c_to = 0, c_count = 0, c_over = 0, c_keys = 0;
-    const struct tok *from_t = NULL;
-    for (; i < L->ntok; i += 2) {
-        const struct tok *o = &L->tok[i];
-        int *seen;
-        if (allow_range && !strcmp(o->s, "from"))
-            seen = &c_from;
-        else if (allow_range && !strcmp(o->s, "to"))
-            seen = &c_to;
-        else if (allow_count && !strcmp(o->s, "count"))
-            seen = &c_count;
-        else if (allow_over && !strcmp(o->s, "over"))
-            seen = &c_over;
-        else if (!strcmp(o->s, "keys"))
-            seen = &c_keys;
-        else
-            return perr(p, no, o->col, "unexpected '%s' in a '%s' line (valid here: %s%s%skeys)", q(p, o->s), what,
-                        allow_range ? "from, to, " : "", allow_count ? "count, " : "", allow_over ? "over, " : "");
-        if (*seen)
-            return perr(p, no, o->col, "duplicate '%s' (first at column %d)", o->s, *seen);
-        *seen = o->col;
-        if (need(p, L, i, 1, "a value"))
-            return -1;
-        const struct tok *v = &L->tok[i + 1];
-        if (seen == &c_from) {
-            from_t = v;
-            if (parse_instant(p, no, v, LIM_HORIZON, &a->from_us))
-                return -1;
-        } else if (seen == &c_to) {
-            if (parse_instant(p, no, v, LIM_NONE, &a->to_us))
-                return -1;
-        } else if (seen == &c_count) {
-            if (parse_count(p, no, v, 1, SCN_MAX_COUNT, "count", &a->count))
-                return -1;
-        } else if (seen == &c_over) {
-            if (parse_dur(p, no, v->col, v->s, 0, "'over'", &a->over_us))
-                return -1;
-        } else {
-            uint64_t keys;
-            if (parse_count(p, no, v, 1, SCN_MAX_KEYS, "number of keys", &keys))
-                return -1;
-            a->keys = (uint32_t)keys;
-        }
+    uint64_t keys = 0;
+    struct clause cl[5];
+    int n = 0;
+    if (allow_range) {
+        cl[n++] = (struct clause){"from", CL_INSTANT, LIM_HORIZON, 0, 0, "'from'", &a->from_us, 0, 0};
+        cl[n++] = (struct clause){"to", CL_INSTANT, LIM_NONE, 0, 0, "'to'", &a->to_us, 0, 0};
     }
+    if (allow_count)
+        cl[n++] = (struct clause){"count", CL_COUNT, LIM_NONE, 1, SCN_MAX_COUNT, "count", &a->count, 0, 0};
+    if (allow_over)
+        cl[n++] = (struct clause){"over", CL_DURATION, LIM_NONE, 0, 0, "'over'", &a->over_us, 0, 0};
+    cl[n++] = (struct clause){"keys", CL_COUNT, LIM_NONE, 1, SCN_MAX_KEYS, "number of keys", &keys, 0, 0};
+    char line_what[48], valid[64];
+    snprintf(line_what, sizeof line_what, "a '%s' line", what);
+    valid[0] = 0;
+    for (int ci = 0; ci < n; ci++)
+        snprintf(valid + strlen(valid), sizeof valid - strlen(valid), "%s%s", ci ? ", " : "", cl[ci].word);
+    if (parse_clauses(p, L, i, cl, n, line_what, "valid here", valid))
+        return -1;
+    a->keys = (uint32_t)keys;
+    int from_vcol = allow_range ? cl[0].vcol : 0, c_to = allow_range ? cl[1].col : 0;
+    int c_over = 0;
+    for (int ci = 0; ci < n; ci++)
+        if (!strcmp(cl[ci].word, "over"))
+            c_over = cl[ci].col;
     if (allow_range && a->to_us <= a->from_us)
-        return perr(p, no, c_to ? c_to : from_t->col, "'to' must be after 'from'");
+        return perr(p, no, c_to ? c_to : from_vcol, "'to' must be after 'from'");
     if (a->kind == ARR_BURST && a->at_us + a->over_us > s->horizon_us)
         return perr(p, no, c_over, "the burst ends after the horizon");
     return 0;
@@ -1655,48 +1691,16 @@ static int parse_crash(struct parser *p, const struct line *L)
     } else {
         return perr(p, no, t->col, "unknown crash target '%s' (valid: host, worker N, workers, server)", q(p, t->s));
     }
-    int c_at = 0, c_for = 0, c_random = 0, c_mtbf = 0, c_mttr = 0;
-    for (; i < L->ntok;) {
-        const struct tok *o = &L->tok[i];
-        int *seen;
-        if (!strcmp(o->s, "at"))
-            seen = &c_at;
-        else if (!strcmp(o->s, "for"))
-            seen = &c_for;
-        else if (!strcmp(o->s, "random"))
-            seen = &c_random;
-        else if (!strcmp(o->s, "mtbf"))
-            seen = &c_mtbf;
-        else if (!strcmp(o->s, "mttr"))
-            seen = &c_mttr;
-        else
-            return perr(p, no, o->col, "unexpected '%s' in a crash line (valid: at T for D, or random mtbf D mttr D)",
-                        q(p, o->s));
-        if (*seen)
-            return perr(p, no, o->col, "duplicate '%s' (first at column %d)", o->s, *seen);
-        *seen = o->col;
-        if (seen == &c_random) {
-            c.random = 1;
-            i++;
-            continue;
-        }
-        if (need(p, L, i, 1, seen == &c_at ? "an instant" : "a duration"))
-            return -1;
-        const struct tok *v = &L->tok[i + 1];
-        if (seen == &c_at) {
-            if (parse_instant(p, no, v, LIM_END, &c.at_us))
-                return -1;
-        } else if (seen == &c_for) {
-            if (parse_dur(p, no, v->col, v->s, 1, "crash downtime ('for')", &c.down_us))
-                return -1;
-        } else if (seen == &c_mtbf) {
-            if (parse_dur(p, no, v->col, v->s, 1, "'mtbf'", &c.mtbf_us))
-                return -1;
-        } else if (parse_dur(p, no, v->col, v->s, 1, "'mttr'", &c.mttr_us)) {
-            return -1;
-        }
-        i += 2;
-    }
+    struct clause cl[] = {
+        {"at", CL_INSTANT, LIM_END, 0, 0, "crash instant", &c.at_us, 0, 0},
+        {"for", CL_DURATION, LIM_NONE, 1, 0, "crash downtime ('for')", &c.down_us, 0, 0},
+        {"random", CL_FLAG, LIM_NONE, 0, 0, "", &c.random, 0, 0},
+        {"mtbf", CL_DURATION, LIM_NONE, 1, 0, "'mtbf'", &c.mtbf_us, 0, 0},
+        {"mttr", CL_DURATION, LIM_NONE, 1, 0, "'mttr'", &c.mttr_us, 0, 0},
+    };
+    if (parse_clauses(p, L, i, cl, 5, "a crash line", "valid", "at T for D, or random mtbf D mttr D"))
+        return -1;
+    int c_at = cl[0].col, c_for = cl[1].col, c_mtbf = cl[3].col, c_mttr = cl[4].col;
     if (c.random) {
         if (c_at || c_for)
             return perr(p, no, c_at ? c_at : c_for, "a random crash has 'mtbf' and 'mttr', not 'at' or 'for'");
@@ -1740,34 +1744,14 @@ static int parse_stop(struct parser *p, const struct line *L)
     c.target = CRASH_STOP;
     c.grace_us = 30 * US_PER_S;
     c.down_us = SIM_NEVER;
-    int c_at = 0, c_grace = 0, c_for = 0;
-    for (int i = 2; i < L->ntok; i += 2) {
-        const struct tok *o = &L->tok[i];
-        int *seen;
-        if (!strcmp(o->s, "at"))
-            seen = &c_at;
-        else if (!strcmp(o->s, "grace"))
-            seen = &c_grace;
-        else if (!strcmp(o->s, "for"))
-            seen = &c_for;
-        else
-            return perr(p, no, o->col, "unexpected '%s' in a stop line (valid: at T, grace D, for D)", q(p, o->s));
-        if (*seen)
-            return perr(p, no, o->col, "duplicate '%s' (first at column %d)", o->s, *seen);
-        *seen = o->col;
-        if (need(p, L, i, 1, seen == &c_at ? "an instant" : "a duration"))
-            return -1;
-        const struct tok *v = &L->tok[i + 1];
-        if (seen == &c_at) {
-            if (parse_instant(p, no, v, LIM_END, &c.at_us))
-                return -1;
-        } else if (seen == &c_grace) {
-            if (parse_dur(p, no, v->col, v->s, 0, "'grace'", &c.grace_us))
-                return -1;
-        } else if (parse_dur(p, no, v->col, v->s, 1, "stop downtime ('for')", &c.down_us)) {
-            return -1;
-        }
-    }
+    struct clause cl[] = {
+        {"at", CL_INSTANT, LIM_END, 0, 0, "stop instant", &c.at_us, 0, 0},
+        {"grace", CL_DURATION, LIM_NONE, 0, 0, "'grace'", &c.grace_us, 0, 0},
+        {"for", CL_DURATION, LIM_NONE, 1, 0, "stop downtime ('for')", &c.down_us, 0, 0},
+    };
+    if (parse_clauses(p, L, 2, cl, 3, "a stop line", "valid", "at T, grace D, for D"))
+        return -1;
+    int c_at = cl[0].col, c_for = cl[2].col;
     if (!c_at)
         return perr(p, no, end_col(L), "missing 'at T' in a stop line");
     if (c_for && c.down_us <= c.grace_us)
