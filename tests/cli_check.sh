@@ -19,4 +19,14 @@ sed 's/^expect oracle,poll lost == 0$/expect oracle,poll lost > 0/' scenarios/fl
 "$SIMRUN" check "$tmp/flaky.scn" > "$tmp/out2"; rc=$?
 [ $rc -eq 1 ] && grep -q '^FAIL .*lost > 0 (measured 0)' "$tmp/out2" \
     || { echo "FAIL a broken expectation did not fail (exit $rc)"; cat "$tmp/out2"; exit 1; }
+# Every metric the checker defines is documented, in the metric definitions
+# and in the results schema.
+names=$("$SIMRUN" run scenarios/flaky.scn -p oracle --format csv | sed 1d | cut -d, -f7 | sort -u)
+[ -n "$names" ] || { echo "FAIL no metric names"; exit 1; }
+for n in $names; do
+    for doc in docs/metrics.md docs/results.md; do
+        grep -q "\`$n\`\|\`${n%%.*}\.\|\`\.${n#*.}\`" "$doc" \
+            || { echo "FAIL metric '$n' is not documented in $doc"; exit 1; }
+    done
+done
 echo ok
