@@ -29,4 +29,12 @@ for n in $names; do
             || { echo "FAIL metric '$n' is not documented in $doc"; exit 1; }
     done
 done
+# Every policy parameter is documented on its policy's page.
+params=$("$SIMRUN" policies | sed -n -E 's/^    ([a-z]+)\.([a-z_]+) = .*/\1 \2/p')
+[ -n "$params" ] || { echo "FAIL no parameters listed"; exit 1; }
+while read -r pol key; do
+    doc=docs/policy-$pol.md
+    [ -f "$doc" ] || doc=docs/policies.md
+    grep -q "\`$key\`" "$doc" || { echo "FAIL parameter $pol.$key is not documented in $doc"; exit 1; }
+done <<< "$params"
 echo ok
