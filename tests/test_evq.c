@@ -22,6 +22,7 @@
 
 #include "sim/evq.h"
 #include "sim/util.h"
+#include "tests/expect.h"
 
 #if defined(__SANITIZE_ADDRESS__)
 #define STRESS_N 100000
@@ -36,20 +37,6 @@
 #define STRESS_N 1000000
 #define PROP_OPS 200000
 #endif
-
-#define EXPECT_I64(got, want, ctx)                                                       \
-    do {                                                                                 \
-        int64_t got_ = (got), want_ = (want);                                            \
-        if (got_ != want_)                                                               \
-            fail_msg("%s: %s = %" PRId64 ", expected %" PRId64, (ctx), #got, got_, want_); \
-    } while (0)
-
-#define EXPECT_U64(got, want, ctx)                                                       \
-    do {                                                                                 \
-        uint64_t got_ = (got), want_ = (want);                                           \
-        if (got_ != want_)                                                               \
-            fail_msg("%s: %s = %" PRIu64 ", expected %" PRIu64, (ctx), #got, got_, want_); \
-    } while (0)
 
 static uint64_t rng_next(uint64_t *s)
 {

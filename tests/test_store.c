@@ -32,6 +32,7 @@
 #include "sim/sim.h"
 #include "sim/store.h"
 #include "sim/util.h"
+#include "tests/expect.h"
 
 #if defined(__SANITIZE_ADDRESS__)
 #define SANITIZED 1
@@ -43,27 +44,6 @@
 #ifndef SANITIZED
 #define SANITIZED 0
 #endif
-
-#define EXPECT_I64(got, want, ctx)                                                        \
-    do {                                                                                  \
-        int64_t got_ = (got), want_ = (want);                                             \
-        if (got_ != want_)                                                                \
-            fail_msg("%s: %s = %" PRId64 ", expected %" PRId64, (ctx), #got, got_, want_); \
-    } while (0)
-
-#define EXPECT_STR(got, want, ctx)                                                  \
-    do {                                                                            \
-        const char *got_ = (got), *want_ = (want);                                  \
-        if (strcmp(got_, want_) != 0)                                               \
-            fail_msg("%s: %s = '%s', expected '%s'", (ctx), #got, got_, want_);     \
-    } while (0)
-
-#define EXPECT_HAS(got, part, ctx)                                                  \
-    do {                                                                            \
-        const char *got_ = (got), *part_ = (part);                                  \
-        if (!strstr(got_, part_))                                                   \
-            fail_msg("%s: '%s' does not contain '%s'", (ctx), got_, part_);         \
-    } while (0)
 
 /* --- a temporary database file ---------------------------------------------- */
 
