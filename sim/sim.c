@@ -190,7 +190,9 @@ static void vtrace(struct sim *sim, const char *kind, int64_t handler, uint64_t 
         struct sim_result *r = sim->res;
         static const size_t max_keep = 10000000;
         if (r->ntrace < max_keep) {
-            if ((r->ntrace & (r->ntrace - 1)) == 0 || r->ntrace == 0) {
+            /* The capacity is 64, then doubles: it is full exactly when
+             * ntrace is 64 or a larger power of two. */
+            if (r->ntrace == 0 || (r->ntrace >= 64 && (r->ntrace & (r->ntrace - 1)) == 0)) {
                 size_t cap = r->ntrace ? r->ntrace * 2 : 64;
                 r->trace = xrealloc(r->trace, cap * sizeof *r->trace);
             }
