@@ -13,6 +13,7 @@
 
 #include "sim/cal.h"
 #include "sim/util.h"
+#include "sim/rng.h"
 
 #define REPS 5
 #define STARTS (1u << 16) /* a power of two */
@@ -30,14 +31,6 @@ static const char *const zones[] = {"Europe/Berlin", "America/New_York", "Austra
 #define NZONE (sizeof zones / sizeof zones[0])
 
 static int64_t starts[STARTS];
-
-static uint64_t splitmix64(uint64_t *s)
-{
-    uint64_t z = (*s += UINT64_C(0x9E3779B97F4A7C15));
-    z = (z ^ (z >> 30)) * UINT64_C(0xBF58476D1CE4E5B9);
-    z = (z ^ (z >> 27)) * UINT64_C(0x94D049BB133111EB);
-    return z ^ (z >> 31);
-}
 
 static double now_s(void)
 {
@@ -69,10 +62,10 @@ int main(void)
             return 1;
         }
     }
-    uint64_t seed = 2025;
+    struct rng seed = {2025};
     const int64_t lo = INT64_C(1577836800), span = INT64_C(10) * 365 * 86400; /* 2020-2030 */
     for (unsigned i = 0; i < STARTS; i++)
-        starts[i] = lo + (int64_t)(splitmix64(&seed) % (uint64_t)span);
+        starts[i] = lo + (int64_t)(rng_next(&seed) % (uint64_t)span);
 
     double rate[REPS];
     uint64_t sink = 0;

@@ -15,7 +15,7 @@
  * hook and its call back into the engine), so it is the figure to compare
  * with the bare heap.
  *
- * The offsets come from a fixed-seed splitmix64 generator through a table of
+ * The offsets come from a fixed-seed stream of sim/rng.h through a table of
  * OFFS exponential variates built before timing, so that log() does not take
  * a large and equal share of both timings; the table is read in order and
  * both structures see the same sequence. */
@@ -30,6 +30,7 @@
 #include "sim/evq.h"
 #include "sim/sim.h"
 #include "sim/util.h"
+#include "sim/rng.h"
 
 #define REPS 5
 #define OFFS (1u << 16) /* table of exponential offsets; a power of two */
@@ -37,19 +38,12 @@
 
 static int64_t offs_us[OFFS];
 
-static uint64_t splitmix64(uint64_t *s)
-{
-    uint64_t z = (*s += UINT64_C(0x9E3779B97F4A7C15));
-    z = (z ^ (z >> 30)) * UINT64_C(0xBF58476D1CE4E5B9);
-    z = (z ^ (z >> 27)) * UINT64_C(0x94D049BB133111EB);
-    return z ^ (z >> 31);
-}
-
 static void offs_init(uint64_t seed)
 {
+    struct rng r = {seed};
     for (unsigned i = 0; i < OFFS; i++) {
         /* u in (0, 1]: 53 random bits, never 0, so log(u) is finite */
-        double u = (double)((splitmix64(&seed) >> 11) + 1) * 0x1p-53;
+        double u = (double)((rng_next(&r) >> 11) + 1) * 0x1p-53;
         offs_us[i] = (int64_t)llround(-MEAN_US * log(u));
     }
 }

@@ -20,6 +20,7 @@
 #include "sim/checker.h"
 #include "sim/util.h"
 #include "sim/world.h"
+#include "sim/rng.h"
 
 /* ---- fixture: a scenario written by hand --------------------------------- */
 
@@ -965,15 +966,9 @@ struct model {
     int nmutated_due[16];
 };
 
-static uint64_t m_rng;
+static struct rng m_rng;
 
-static uint32_t m_rand(uint32_t n)
-{
-    m_rng ^= m_rng << 13;
-    m_rng ^= m_rng >> 7;
-    m_rng ^= m_rng << 17;
-    return (uint32_t)(m_rng % n);
-}
+static uint32_t m_rand(uint32_t n) { return (uint32_t)rng_below(&m_rng, n); }
 
 static int m_open_latest(const struct model *m)
 {
@@ -1236,7 +1231,7 @@ static void test_random_vs_model(void **state)
 {
     (void)state;
     for (uint64_t seed = 1; seed <= 60; seed++) {
-        m_rng = seed * UINT64_C(0x9e3779b97f4a7c15) | 1;
+        m_rng = rng_stream(seed, RNG_POLICY, 0, 0);
         int64_t horizon_us = 1500;
         struct fx *f = fx_new(horizon_us);
         f->scn.recovery_bound_us = 40;

@@ -23,6 +23,7 @@
 #include "sim/evq.h"
 #include "sim/util.h"
 #include "tests/expect.h"
+#include "sim/rng.h"
 
 #if defined(__SANITIZE_ADDRESS__)
 #define STRESS_N 100000
@@ -38,15 +39,7 @@
 #define PROP_OPS 200000
 #endif
 
-static uint64_t rng_next(uint64_t *s)
-{
-    uint64_t z = (*s += UINT64_C(0x9E3779B97F4A7C15));
-    z = (z ^ (z >> 30)) * UINT64_C(0xBF58476D1CE4E5B9);
-    z = (z ^ (z >> 27)) * UINT64_C(0x94D049BB133111EB);
-    return z ^ (z >> 31);
-}
-
-static uint64_t rng_below(uint64_t *s, uint64_t n)
+static uint64_t below(struct rng *s, uint64_t n)
 {
     return rng_next(s) % n;
 }
@@ -124,7 +117,7 @@ static long model_find(const struct model *m, evq_handle h)
 
 /* ---- operations applied to both ---- */
 
-static void do_push(struct evq *q, struct model *m, int64_t t, uint64_t *rng)
+static void do_push(struct evq *q, struct model *m, int64_t t, struct rng *rng)
 {
     struct mrec r = { .time_us = t, .seq = m->next_seq++ };
     r.kind = (uint32_t)rng_next(rng);
@@ -160,23 +153,23 @@ static void do_pop(struct evq *q, struct model *m, const char *ctx)
     model_retire(m, r.h);
 }
 
-static void do_cancel_live(struct evq *q, struct model *m, uint64_t *rng, const char *ctx)
+static void do_cancel_live(struct evq *q, struct model *m, struct rng *rng, const char *ctx)
 {
     if (m->n == 0)
         return;
-    size_t i = (size_t)rng_below(rng, m->n);
+    size_t i = (size_t)below(rng, m->n);
     struct mrec r = model_remove(m, i);
     EXPECT_I64(evq_cancel(q, r.h), 1, ctx);
     EXPECT_I64(evq_cancel(q, r.h), 0, ctx);
     model_retire(m, r.h);
 }
 
-static void do_reschedule(struct evq *q, struct model *m, int64_t t, uint64_t *rng,
+static void do_reschedule(struct evq *q, struct model *m, int64_t t, struct rng *rng,
                           const char *ctx)
 {
     if (m->n == 0)
         return;
-    size_t i = (size_t)rng_below(rng, m->n);
+    size_t i = (size_t)below(rng, m->n);
     struct mrec r = model_remove(m, i);
     evq_handle nh = evq_reschedule(q, r.h, t);
     assert_true(nh != 0);
@@ -191,23 +184,23 @@ static void do_reschedule(struct evq *q, struct model *m, int64_t t, uint64_t *r
 
 /* A handle that was retired, or a forged variant of one: must do nothing
  * unless it happens to equal a pending handle. */
-static void do_bad_handle(struct evq *q, struct model *m, uint64_t *rng, const char *ctx)
+static void do_bad_handle(struct evq *q, struct model *m, struct rng *rng, const char *ctx)
 {
     evq_handle h;
-    uint64_t pick = rng_below(rng, 4);
+    uint64_t pick = below(rng, 4);
     if (pick == 0 || m->nstale == 0)
-        h = rng_next(rng) >> rng_below(rng, 64);
+        h = rng_next(rng) >> below(rng, 64);
     else
-        h = m->stale[rng_below(rng, m->nstale)];
+        h = m->stale[below(rng, m->nstale)];
     if (pick == 3)
-        h ^= UINT64_C(1) << rng_below(rng, 64);
+        h ^= UINT64_C(1) << below(rng, 64);
     long i = model_find(m, h);
     if (i >= 0) {
         assert_true(pick != 1 && pick != 2); /* a retired handle came back to life */
         return;
     }
     size_t before = evq_size(q);
-    if (rng_below(rng, 2)) {
+    if (below(rng, 2)) {
         EXPECT_I64(evq_cancel(q, h), 0, ctx);
     } else {
         int64_t t = m->now_us == INT64_MIN ? 0 : m->now_us;
@@ -217,21 +210,21 @@ static void do_bad_handle(struct evq *q, struct model *m, uint64_t *rng, const c
 }
 
 /* A time >= now: exact ties, near ties, ordinary gaps, and rare huge jumps. */
-static int64_t pick_time(const struct model *m, int64_t base, uint64_t *rng)
+static int64_t pick_time(const struct model *m, int64_t base, struct rng *rng)
 {
     int64_t now = m->now_us > base ? m->now_us : base;
-    uint64_t r = rng_below(rng, 100);
+    uint64_t r = below(rng, 100);
     int64_t off;
     if (r < 20)
         off = 0;
     else if (r < 45)
-        off = (int64_t)rng_below(rng, 4);
+        off = (int64_t)below(rng, 4);
     else if (r < 75)
-        off = (int64_t)rng_below(rng, 1000);
+        off = (int64_t)below(rng, 1000);
     else if (r < 98)
-        off = (int64_t)rng_below(rng, UINT64_C(1) << (rng_below(rng, 40) + 1));
+        off = (int64_t)below(rng, UINT64_C(1) << (below(rng, 40) + 1));
     else
-        off = INT64_MAX / 2 - (int64_t)rng_below(rng, 3);
+        off = INT64_MAX / 2 - (int64_t)below(rng, 3);
     if (now > 0 && off > INT64_MAX - now)
         off = (INT64_MAX - now) / 2; /* approach the end of time, slowly */
     return now + off;
@@ -245,7 +238,7 @@ static void check_peek(struct evq *q, const struct model *m, const char *ctx)
 
 static void run_episode(uint64_t seed, int64_t base, size_t ops)
 {
-    uint64_t rng = seed;
+    struct rng rng = {seed};
     struct evq *q = evq_new();
     struct model m;
     model_init(&m);
@@ -256,8 +249,8 @@ static void run_episode(uint64_t seed, int64_t base, size_t ops)
     for (size_t op = 0; op < ops; op++) {
         snprintf(ctx, sizeof ctx, "seed %" PRIu64 " op %zu size %zu", seed, op, m.n);
         if (op % 1500 == 0)
-            push_pct = m.n > 2500 ? 20 : rng_below(&rng, 2) ? 45 : 20;
-        unsigned r = (unsigned)rng_below(&rng, 100);
+            push_pct = m.n > 2500 ? 20 : below(&rng, 2) ? 45 : 20;
+        unsigned r = (unsigned)below(&rng, 100);
         if (r < 1) {
             /* a burst at one instant, for long FIFO runs */
             int64_t t = pick_time(&m, base, &rng);
@@ -273,7 +266,7 @@ static void run_episode(uint64_t seed, int64_t base, size_t ops)
             do_bad_handle(q, &m, &rng, ctx);
         } else if ((r -= 6) < 8) {
             check_peek(q, &m, ctx);
-            if (rng_below(&rng, 2))
+            if (below(&rng, 2))
                 do_push(q, &m, pick_time(&m, base, &rng), &rng);
         } else {
             do_pop(q, &m, ctx);
@@ -284,7 +277,7 @@ static void run_episode(uint64_t seed, int64_t base, size_t ops)
     }
     while (m.n) {
         snprintf(ctx, sizeof ctx, "seed %" PRIu64 " drain size %zu", seed, m.n);
-        if (rng_below(&rng, 3) == 0)
+        if (below(&rng, 3) == 0)
             check_peek(q, &m, ctx);
         do_pop(q, &m, ctx);
     }
@@ -532,14 +525,14 @@ static int key_cmp(const void *x, const void *y)
 static void test_stress(void **state)
 {
     enum { HOLDS = 200000 };
-    uint64_t rng = 12345;
+    struct rng rng = {12345};
     struct evq *q = evq_new();
     struct evq_event ev;
     size_t total = (size_t)STRESS_N + HOLDS;
     struct key *k = xmalloc(total * sizeof *k);
     size_t nk = 0;
     for (size_t i = 0; i < STRESS_N; i++) {
-        int64_t t = (int64_t)rng_below(&rng, i % 4 ? 1000000000 : 1000);
+        int64_t t = (int64_t)below(&rng, i % 4 ? 1000000000 : 1000);
         k[nk] = (struct key){ t, nk };
         evq_push(q, t, 0, 0, nk++);
     }
@@ -553,7 +546,7 @@ static void test_stress(void **state)
         assert_int_equal(evq_pop(q, &ev), 1);
         EXPECT_U64(ev.b, ev.seq, "payload");
         popped[np++] = (struct key){ ev.time_us, ev.seq };
-        int64_t t = ev.time_us + (int64_t)rng_below(&rng, 2000000);
+        int64_t t = ev.time_us + (int64_t)below(&rng, 2000000);
         k[nk] = (struct key){ t, nk };
         evq_push(q, t, 0, 0, nk++);
     }

@@ -16,30 +16,23 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "sim/rng.h"
 #include "sim/hist.h"
 
 #define NSAMPLES 200000
 
-/* splitmix64: a small deterministic generator, so failures reproduce. */
-static uint64_t rng_state;
-
-static uint64_t rng_next(void)
-{
-    uint64_t z = (rng_state += UINT64_C(0x9e3779b97f4a7c15));
-    z = (z ^ (z >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
-    z = (z ^ (z >> 27)) * UINT64_C(0x94d049bb133111eb);
-    return z ^ (z >> 31);
-}
+/* The project's own stream (sim/rng.h), so that a failure reproduces. */
+static struct rng rng_state;
 
 /* Uniform in (0, 1). */
-static double rng_unit(void)
+static double unit01(void)
 {
-    return ((double)(rng_next() >> 11) + 0.5) / 9007199254740992.0;
+    return ((double)(rng_next(&rng_state) >> 11) + 0.5) / 9007199254740992.0;
 }
 
 static double rng_normal(void)
 {
-    double u = rng_unit(), v = rng_unit();
+    double u = unit01(), v = unit01();
     return sqrt(-2.0 * log(u)) * cos(2.0 * 3.14159265358979323846 * v);
 }
 
@@ -48,16 +41,16 @@ enum dist { D_UNIFORM, D_EXP, D_LOGNORMAL, D_CONST, D_TINY, D_HUGE };
 static int64_t draw(enum dist d)
 {
     switch (d) {
-    case D_UNIFORM: return (int64_t)(rng_next() % 1000000);
-    case D_EXP: return (int64_t)(-100000.0 * log(rng_unit()));
+    case D_UNIFORM: return (int64_t)(rng_next(&rng_state) % 1000000);
+    case D_EXP: return (int64_t)(-100000.0 * log(unit01()));
     case D_LOGNORMAL: {
         /* median e^10 ~ 22 ms, sigma 2.5: a tail spanning many decades */
         double v = exp(10.0 + 2.5 * rng_normal());
         return v > 1e13 ? (int64_t)1e13 : (int64_t)v;
     }
     case D_CONST: return 123456789;
-    case D_TINY: return (int64_t)(rng_next() % 256);
-    case D_HUGE: return (int64_t)exp(rng_unit() * log(1e13));   /* log-uniform in [1, 1e13] */
+    case D_TINY: return (int64_t)(rng_next(&rng_state) % 256);
+    case D_HUGE: return (int64_t)exp(unit01() * log(1e13));   /* log-uniform in [1, 1e13] */
     }
     return 0;
 }
@@ -109,7 +102,7 @@ static const struct {
 
 static void check_distribution(enum dist d, const char *name, uint64_t n)
 {
-    rng_state = 42 + (uint64_t)d;
+    rng_state.s = 42 + (uint64_t)d;
     int64_t *v = malloc(n * sizeof *v);
     assert_non_null(v);
     struct hist h;
@@ -267,7 +260,7 @@ static void test_merge(void **state)
     hist_init(&a);
     hist_init(&b);
     hist_init(&empty);
-    rng_state = 7;
+    rng_state.s = 7;
     /* Integer samples whose sum stays below 2^53: the double sums are exact,
      * so the merged sum must equal the sum in sample order. */
     for (int i = 0; i < 50000; i++) {

@@ -28,6 +28,7 @@
 #include "sim/cal.h"
 #include "sim/scenario.h"
 #include "sim/util.h"
+#include "sim/rng.h"
 
 #define S(x) ((int64_t)(x) * US_PER_S)
 
@@ -711,14 +712,8 @@ static void test_schedule_from_file(void **state)
 
 /* --- robustness ------------------------------------------------------------------------------- */
 
-static uint64_t rng_state = UINT64_C(0x9e3779b97f4a7c15);
-static uint64_t next_rand(void)
-{
-    rng_state ^= rng_state << 13;
-    rng_state ^= rng_state >> 7;
-    rng_state ^= rng_state << 17;
-    return rng_state;
-}
+static struct rng rng_state = {UINT64_C(0x9e3779b97f4a7c15)};
+static uint64_t next_rand(void) { return rng_next(&rng_state); }
 
 static void parse_any(const char *path, const char *buf, size_t len)
 {

@@ -19,27 +19,20 @@
 #include <stdio.h>
 
 #include "reports/stats.h"
+#include "sim/rng.h"
 
-/* splitmix64, so that a failure reproduces. */
-static uint64_t rng_state = 42;
+/* The project's own stream (sim/rng.h), so that a failure reproduces. */
+static struct rng rng_state = {42};
 
-static uint64_t rng_next(void)
+static double unit01(void)
 {
-    uint64_t z = (rng_state += UINT64_C(0x9e3779b97f4a7c15));
-    z = (z ^ (z >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
-    z = (z ^ (z >> 27)) * UINT64_C(0x94d049bb133111eb);
-    return z ^ (z >> 31);
-}
-
-static double rng_unit(void)
-{
-    return ((double)(rng_next() >> 11) + 0.5) / 9007199254740992.0;
+    return ((double)(rng_next(&rng_state) >> 11) + 0.5) / 9007199254740992.0;
 }
 
 /* Box-Muller. */
 static double rng_normal(double mean, double sd)
 {
-    double u = rng_unit(), v = rng_unit();
+    double u = unit01(), v = unit01();
     return mean + sd * sqrt(-2 * log(u)) * cos(2 * M_PI * v);
 }
 
