@@ -263,29 +263,6 @@ struct checker {
     struct i64vec progress;        /* start instants of runs that made progress */
 };
 
-/* ---- names ---------------------------------------------------------------- */
-
-const char *run_reason_name(enum run_reason r)
-{
-    static const char *const names[REASON_COUNT] = {
-        "schedule", "event", "wake", "retry", "manual", "poll", "recover", "tick", "heartbeat", "cron", "other",
-    };
-    if ((int)r < 0 || r >= REASON_COUNT)
-        return "unknown";
-    return names[r];
-}
-
-const char *run_outcome_name(enum run_outcome o)
-{
-    switch (o) {
-    case OUT_COMMITTED: return "committed";
-    case OUT_FAILED: return "failed";
-    case OUT_CRASHED: return "crashed";
-    case OUT_CUTOFF: return "cutoff";
-    }
-    return "unknown";
-}
-
 /* ---- the map of active runs ---------------------------------------------- */
 
 static size_t run_slot(uint64_t id, size_t mask)

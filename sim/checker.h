@@ -21,27 +21,10 @@
 #include <stdint.h>
 
 #include "sim/hist.h"
+#include "sim/vocab.h"
 #include "sim/world.h"
 
-/* Why a run started; for the trace and the timeline, not for metrics. */
-enum run_reason {
-    REASON_SCHEDULE, REASON_EVENT, REASON_WAKE, REASON_RETRY, REASON_MANUAL, REASON_POLL,
-    REASON_RECOVER, REASON_TICK, REASON_HEARTBEAT, REASON_CRON, REASON_OTHER,
-    REASON_COUNT
-};
-const char *run_reason_name(enum run_reason r);
 
-enum run_outcome { OUT_COMMITTED, OUT_FAILED, OUT_CRASHED, OUT_CUTOFF };
-const char *run_outcome_name(enum run_outcome o);
-
-enum drop_cause { DROP_EVICTED, DROP_CRASH };
-
-/* How many runs a policy promises may be active at once; overlaps measure
- * the time this promise is broken.  HANDLER: one run per handler instance;
- * WORKFLOW: one run per workflow instance; UNIT: one run per unit of work
- * (an item, or a producer's due instant), so that a job run twice at once
- * overlaps while independent jobs of one handler do not. */
-enum promise { PROMISE_NONE, PROMISE_HANDLER, PROMISE_WORKFLOW, PROMISE_UNIT };
 
 struct metrics {
     uint64_t published, processed, lost, dropped, stranded;

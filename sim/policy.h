@@ -23,7 +23,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "sim/checker.h"
+#include "sim/vocab.h"
 
 #define POLICY_ABI 1
 

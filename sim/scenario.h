@@ -21,6 +21,7 @@
 #include <stdint.h>
 
 #include "sim/cal.h"
+#include "sim/vocab.h"
 
 /* Limits: a scenario is untrusted input.  Reaching one is an error. */
 #define SCN_MAX_LINE        4096        /* bytes in one line */
@@ -77,14 +78,7 @@ struct script {
     uint16_t corr_a, corr_b;       /* indices into the workflow's topics */
 };
 
-/* FAIL_DELIVERY is not a run failure: it is the probability that one
- * delivery attempt of a run's result fails (sim_deliver). */
-enum fail_class { FAIL_NONE, FAIL_TRANSIENT, FAIL_LOGIC, FAIL_INTERNAL, FAIL_INDETERMINATE, FAIL_DELIVERY };
-#define FAIL_NCLASS 6
 
-enum run_phase {
-    PHASE_PREPARING, PHASE_PREPARED, PHASE_MUTATING, PHASE_MUTATED, PHASE_EMITTING, PHASE_COMMITTED
-};
 
 /* One handler failure rule: each run of the handler fails with this class
  * with probability ppm / 1e6 (classes of one handler are exclusive; their
@@ -97,7 +91,6 @@ struct fail_rule {
     enum run_phase phase;
 };
 
-enum handler_kind { H_PRODUCER, H_CONSUMER };
 struct handler_def {
     char *name;
     enum handler_kind kind;
@@ -171,7 +164,6 @@ struct source_def {
     int line;
 };
 
-enum crash_target { CRASH_HOST, CRASH_WORKER, CRASH_WORKERS, CRASH_SERVER, CRASH_STOP };
 /* `crash TARGET at T for D` (random = 0) or `crash TARGET random mtbf M mttr R`
  * (random = 1: exponential up and down times drawn from the faults stream,
  * until the horizon).
@@ -189,8 +181,6 @@ struct crash_def {
     int line;
 };
 
-/* "host", "worker", "workers", "server", "stop". */
-const char *crash_target_name(enum crash_target t);
 
 /* `trigger WORKFLOW at T`: manual "run now" of every instance of it. */
 struct trigger_def {

@@ -135,15 +135,3 @@ int64_t schedule_period_at(const struct scenario *s, const struct schedule *sc, 
     return INT64_MAX;
 }
 
-const char *crash_target_name(enum crash_target t)
-{
-    switch (t) {
-    case CRASH_HOST: return "host";
-    case CRASH_WORKER: return "worker";
-    case CRASH_WORKERS: return "workers";
-    case CRASH_SERVER: return "server";
-    case CRASH_STOP: return "stop";
-    }
-    SIM_ASSERT(0 && "unknown crash target");
-    return "?";
-}
