@@ -1,0 +1,224 @@
+/* bench_fleet.c: one small workflow stamped out over a fleet.
+ *
+ * The workflow: a producer that polls a feed every 10 minutes (Poisson, 6
+ * events an hour) and publishes what arrived to a FIFO consumer; the host
+ * crashes once, for 5 minutes, half-way through the first day.  It is
+ * stamped out N times and simulated for a horizon H under every registered
+ * policy, for the fleet shapes below.  1 k x 30 d and 30 k x 1 d make the
+ * same number of records (runs + items), so their ratio shows what spreading
+ * the same work over more instances costs; 1 M x 1 d shows whether a large
+ * fleet fits in memory at all.
+ *
+ * Each (shape, policy) runs in a child process of its own, so that its peak
+ * RSS (from wait4) is its own and a run that exhausts memory or the
+ * engine's limits only loses its own row.  REPS repetitions give a median
+ * wall time.  Printed per row: events/s, records/s, peak RSS, and bytes of
+ * peak RSS per instance.  Ratios: 30k x 1d over 1k x 30d wall time.
+ *
+ * Environment: FLEET_SHAPES="1000x30d,30000x1d,1000000x1d" (the default),
+ * FLEET_POLICIES="oracle,poll" (default: all), FLEET_REPS=3,
+ * FLEET_MAX_GIB=20 (address-space limit of each child). */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/time.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "sim/sim.h"
+#include "sim/util.h"
+
+#define MAX_SHAPES 8
+#define MAX_REPS 9
+
+struct shape {
+    unsigned long n;
+    char horizon[16];
+};
+
+struct row {
+    int ok;
+    double wall_s;                 /* median */
+    uint64_t events, records;
+    long maxrss_kib;               /* the largest over the repetitions */
+    char why[160];
+};
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static int cmp_double(const void *x, const void *y)
+{
+    double a = *(const double *)x, b = *(const double *)y;
+    return (a > b) - (a < b);
+}
+
+static char *fleet_text(const struct shape *sh)
+{
+    char *buf = xmalloc(1024);
+    snprintf(buf, 1024,
+             "name fleet\n"
+             "start 2025-03-01T00:00:00Z\n"
+             "horizon %s\n"
+             "drain 1h\n"
+             "seed 1\n"
+             "workflow wf x %lu\n"
+             "  producer fetch every 10m runs uniform(1s,3s) source feed\n"
+             "  consumer handle subscribe feed fifo runs exp(2s)\n"
+             "source feed poisson 6/h\n"
+             "crash host at 12h for 5m\n",
+             sh->horizon, sh->n);
+    return buf;
+}
+
+/* The child: parse, simulate, write "events records status" to fd. */
+static void child(const struct shape *sh, const struct policy_ops *ops, int fd)
+{
+    struct rlimit rl;
+    const char *gib = getenv("FLEET_MAX_GIB");
+    rl.rlim_cur = rl.rlim_max = (rlim_t)(gib ? atof(gib) : 20.0) * 1024 * 1024 * 1024;
+    setrlimit(RLIMIT_AS, &rl);
+    char *text = fleet_text(sh);
+    struct scenario *s;
+    struct diag d;
+    char out[320];
+    if (scenario_parse_buf("fleet.scn", text, strlen(text), &s, &d) != 0) {
+        snprintf(out, sizeof out, "0 0 line %d: %.200s", d.line, d.msg);
+    } else {
+        struct params ps;
+        params_init(&ps, ops);
+        struct sim_opts o = {.seed = s->seed};
+        struct sim_result res;
+        sim_run(s, ops, &ps, &o, &res);
+        snprintf(out, sizeof out, "%" PRIu64 " %" PRIu64 " %.200s", res.events,
+                 res.ck.total.runs + res.ck.total.published,
+                 res.status == SIM_OK ? "ok" : res.status_msg);
+    }
+    ssize_t w = write(fd, out, strlen(out));
+    _exit(w > 0 ? 0 : 1);
+}
+
+static void measure(const struct shape *sh, const struct policy_ops *ops, int reps, struct row *row)
+{
+    double wall[MAX_REPS];
+    *row = (struct row){0};
+    for (int r = 0; r < reps; r++) {
+        int fds[2];
+        if (pipe(fds) != 0) {
+            snprintf(row->why, sizeof row->why, "pipe failed");
+            return;
+        }
+        fflush(stdout);
+        double t0 = now_s();
+        pid_t pid = fork();
+        if (pid == 0) {
+            close(fds[0]);
+            child(sh, ops, fds[1]);
+        }
+        close(fds[1]);
+        char buf[320] = "";
+        ssize_t got = read(fds[0], buf, sizeof buf - 1);
+        close(fds[0]);
+        int st = 0;
+        struct rusage ru;
+        wait4(pid, &st, 0, &ru);
+        wall[r] = now_s() - t0;
+        if (ru.ru_maxrss > row->maxrss_kib)
+            row->maxrss_kib = ru.ru_maxrss;
+        uint64_t ev = 0, rec = 0;
+        char status[200] = "";
+        if (got <= 0 || !WIFEXITED(st) || WEXITSTATUS(st) != 0 ||
+            sscanf(buf, "%" SCNu64 " %" SCNu64 " %199[^\n]", &ev, &rec, status) < 3) {
+            snprintf(row->why, sizeof row->why, "child died (%s)",
+                     WIFSIGNALED(st) ? strsignal(WTERMSIG(st)) : "out of memory or bad output");
+            return;
+        }
+        if (strcmp(status, "ok") != 0) {
+            snprintf(row->why, sizeof row->why, "%s", status);
+            return;
+        }
+        row->events = ev;
+        row->records = rec;
+    }
+    qsort(wall, (size_t)reps, sizeof wall[0], cmp_double);
+    row->wall_s = wall[reps / 2];
+    row->ok = 1;
+}
+
+static int parse_shapes(const char *spec, struct shape *out)
+{
+    int n = 0;
+    char buf[256];
+    snprintf(buf, sizeof buf, "%s", spec);
+    for (char *tok = strtok(buf, ","); tok && n < MAX_SHAPES; tok = strtok(NULL, ",")) {
+        char *x = strchr(tok, 'x');
+        if (!x)
+            continue;
+        *x = 0;
+        out[n].n = strtoul(tok, NULL, 10);
+        snprintf(out[n].horizon, sizeof out[n].horizon, "%s", x + 1);
+        n++;
+    }
+    return n;
+}
+
+static int wanted(const char *list, const char *name)
+{
+    if (!list || !*list)
+        return 1;
+    size_t n = strlen(name);
+    for (const char *p = list; (p = strstr(p, name)) != NULL; p += n)
+        if ((p == list || p[-1] == ',') && (p[n] == ',' || p[n] == 0))
+            return 1;
+    return 0;
+}
+
+int main(void)
+{
+    struct shape shapes[MAX_SHAPES];
+    const char *spec = getenv("FLEET_SHAPES");
+    int nshapes = parse_shapes(spec ? spec : "1000x30d,30000x1d,1000000x1d", shapes);
+    const char *pols = getenv("FLEET_POLICIES");
+    int reps = getenv("FLEET_REPS") ? atoi(getenv("FLEET_REPS")) : 3;
+    if (reps < 1)
+        reps = 1;
+    if (reps > MAX_REPS)
+        reps = MAX_REPS;
+    printf("fleet: %d repetitions, median wall time; peak RSS is each run's own\n", reps);
+    for (int i = 0; i < policy_registry_count; i++) {
+        const struct policy_ops *ops = policy_registry[i];
+        if (!wanted(pols, ops->name))
+            continue;
+        double first_wall = 0;
+        for (int k = 0; k < nshapes; k++) {
+            struct row row;
+            measure(&shapes[k], ops, reps, &row);
+            char label[48];
+            snprintf(label, sizeof label, "%lu x %s", shapes[k].n, shapes[k].horizon);
+            if (!row.ok) {
+                printf("fleet %-11s %-14s  did not complete: %s (peak RSS %.0f MiB)\n", ops->name, label, row.why,
+                       (double)row.maxrss_kib / 1024.0);
+                continue;
+            }
+            printf("fleet %-11s %-14s %6.2f M ev/s %6.2f M rec/s  %6.1f M records  %7.0f MiB  %6.0f B/inst  "
+                   "median %.2f s",
+                   ops->name, label, (double)row.events / row.wall_s / 1e6, (double)row.records / row.wall_s / 1e6,
+                   (double)row.records / 1e6, (double)row.maxrss_kib / 1024.0,
+                   (double)row.maxrss_kib * 1024.0 / (double)shapes[k].n, row.wall_s);
+            if (k == 0)
+                first_wall = row.wall_s;
+            else if (first_wall > 0)
+                printf("  (%.2fx the first shape)", row.wall_s / first_wall);
+            printf("\n");
+            fflush(stdout);
+        }
+    }
+    return 0;
+}
