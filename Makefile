@@ -34,8 +34,16 @@ TEST_BIN  := $(TEST_SRC:tests/%.c=$(B)/tests/%)
 BENCH_SRC := $(sort $(wildcard bench/bench_*.c))
 BENCH_BIN := $(BENCH_SRC:bench/%.c=$(B)/bench/%)
 CMOCKA_LIBS := -lcmocka
+# Fuzz targets (tests/fuzz/fuzz_*.c): replayed over their corpus by a plain
+# driver in `make test`; built as libFuzzer binaries with clang by `make fuzz`.
+FUZZ_SRC  := $(sort $(wildcard tests/fuzz/fuzz_*.c))
+FUZZ_BIN  := $(FUZZ_SRC:tests/fuzz/%.c=$(B)/tests/%)
+FUZZ_CC   ?= clang
+FUZZ_SECONDS ?= 60
+FUZZ_FLAGS := -std=c11 -D_DEFAULT_SOURCE -g -O1 -I. $(SQL_CFLAGS) -fno-omit-frame-pointer \
+              -fsanitize=address,undefined -fno-sanitize-recover=undefined
 
-.PHONY: FORCE all build tests benches test test-unit test-sanitize test-cli bench demo clean deps
+.PHONY: FORCE all build tests benches test test-unit test-sanitize test-cli bench demo clean deps fuzz
 
 all: simrun
 
@@ -67,7 +75,11 @@ $(B)/bench/%: bench/%.c $(B)/libsim.a
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) -o $@ $< $(B)/libsim.a $(LIBS)
 
-tests: $(TEST_BIN) $(B)/simrun
+$(B)/tests/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/replay.c tests/fuzz/fuzz.h $(B)/libsim.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_ALL) -o $@ $< tests/fuzz/replay.c $(B)/libsim.a $(LIBS)
+
+tests: $(TEST_BIN) $(FUZZ_BIN) $(B)/simrun
 benches: $(BENCH_BIN) $(B)/simrun
 
 # The whole suite: unit and property tests, CLI and golden runs, scenario
@@ -94,6 +106,23 @@ demo: deps simrun
 # (only what is missing; needs root or sudo).
 deps:
 	@bash tools/deps.sh
+
+# libFuzzer: every target built with clang into build/fuzz, then run for
+# FUZZ_SECONDS each, starting from its corpus in tests/fuzz/corpus/ and
+# writing what it finds to build/fuzz/corpus/ (see tests/fuzz/README.md).
+FUZZ_LIB_OBJ = $(LIB_SRC:%.c=build/fuzz/%.o)
+build/fuzz/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) $(FUZZ_FLAGS) -fsanitize=fuzzer-no-link -c -o $@ $<
+build/fuzz/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/fuzz.h $(FUZZ_LIB_OBJ)
+	$(FUZZ_CC) $(FUZZ_FLAGS) -fsanitize=fuzzer -o $@ $< $(FUZZ_LIB_OBJ) $(LIBS)
+fuzz: $(FUZZ_SRC:tests/fuzz/%.c=build/fuzz/%)
+	@for t in $(FUZZ_SRC:tests/fuzz/%.c=%); do \
+	    mkdir -p build/fuzz/corpus/$$t; \
+	    echo "== $$t ($(FUZZ_SECONDS) s)"; \
+	    build/fuzz/$$t -max_total_time=$(FUZZ_SECONDS) -max_len=8192 -timeout=10 -rss_limit_mb=4096 \
+	        -print_final_stats=1 build/fuzz/corpus/$$t tests/fuzz/corpus/$${t#fuzz_} || exit 1; \
+	done
 
 clean:
 	rm -rf build simrun
