@@ -350,45 +350,44 @@ static void worker_lost(struct worker *w, int i, char *err, size_t n)
         snprintf(err, n, "sweep worker %d stopped answering", i + 1);
 }
 
-static int sweep_parallel(size_t njobs, const struct sweep_opts *o, sweep_job_fn job_at, sweep_sink_fn sink,
-                          void *ctx, char *err, size_t n)
+/* The parent's side of a parallel sweep.  Invariant: jobs next_out ..
+ * next_send - 1 are with a worker or in a slot, and next_send < next_out +
+ * window, so the slot of a job (job % window) is free when its result
+ * arrives. */
+struct pool {
+    struct worker *w;
+    int nw;
+    struct slot *slots;            /* [window]: results that came early */
+    size_t window;
+    size_t njobs, next_send, next_out;
+    struct pollfd *pfd;            /* [nw]: the busy workers' result pipes */
+    int *pidx;                     /* [nw]: the worker of each pfd */
+    int failed;                    /* an error is recorded in err */
+    char *err;
+    size_t n;
+};
+
+/* Forks the workers, each with its own pair of pipes.  0, or -1 with err. */
+static int start_workers(struct pool *p, const struct sweep_opts *o, sweep_job_fn job_at, void *ctx)
 {
-    int nw = o->workers;
-    if ((size_t)nw > njobs)
-        nw = (int)njobs;
-    size_t window = (size_t)nw * SWEEP_WINDOW_PER_WORKER;
-    struct worker *w = xcalloc((size_t)nw, sizeof *w);
-    struct slot *slots = xcalloc(window, sizeof *slots);
-    for (int i = 0; i < nw; i++)
-        w[i] = (struct worker){.pid = -1, .cmd_fd = -1, .res_fd = -1};
-
-    /* A worker that dies must not kill us with SIGPIPE on the next job. */
-    struct sigaction ign = {.sa_handler = SIG_IGN}, old_pipe;
-    sigemptyset(&ign.sa_mask);
-    sigaction(SIGPIPE, &ign, &old_pipe);
-    fflush(NULL); /* a child must not inherit buffered output and print it twice */
-
-    int ret = 0, failed = 0;
-    for (int i = 0; i < nw; i++) {
+    struct worker *w = p->w;
+    for (int i = 0; i < p->nw; i++) {
         int cmd[2], res[2];
         if (pipe(cmd) != 0) {
-            snprintf(err, n, "cannot start sweep worker: %s", strerror(errno));
-            ret = -1;
-            break;
+            snprintf(p->err, p->n, "cannot start sweep worker: %s", strerror(errno));
+            return -1;
         }
         if (pipe(res) != 0) {
-            snprintf(err, n, "cannot start sweep worker: %s", strerror(errno));
+            snprintf(p->err, p->n, "cannot start sweep worker: %s", strerror(errno));
             close(cmd[0]);
             close(cmd[1]);
-            ret = -1;
-            break;
+            return -1;
         }
         pid_t pid = fork();
         if (pid < 0) {
-            snprintf(err, n, "cannot start sweep worker: %s", strerror(errno));
+            snprintf(p->err, p->n, "cannot start sweep worker: %s", strerror(errno));
             close(cmd[0]); close(cmd[1]); close(res[0]); close(res[1]);
-            ret = -1;
-            break;
+            return -1;
         }
         if (pid == 0) {
             /* Only this worker's own ends stay open: a sibling's pipe held
@@ -399,116 +398,153 @@ static int sweep_parallel(size_t njobs, const struct sweep_opts *o, sweep_job_fn
             }
             close(cmd[1]);
             close(res[0]);
-            worker_main(cmd[0], res[1], njobs, o, job_at, ctx);
+            worker_main(cmd[0], res[1], p->njobs, o, job_at, ctx);
         }
         close(cmd[0]);
         close(res[1]);
         w[i] = (struct worker){.pid = pid, .cmd_fd = cmd[1], .res_fd = res[0]};
     }
-    if (ret) {
-        failed = 1;
-        goto out;
-    }
+    return 0;
+}
 
-    size_t next_send = 0, next_out = 0;
-    struct pollfd *pfd = xcalloc((size_t)nw, sizeof *pfd);
-    int *pidx = xcalloc((size_t)nw, sizeof *pidx);
-    while (next_out < njobs && !ret) {
-        /* Hand a job to every idle worker, within the window. */
-        for (int i = 0; i < nw && next_send < njobs && next_send < next_out + window; i++) {
-            if (w[i].busy)
-                continue;
-            uint64_t job = next_send;
-            if (write_all(w[i].cmd_fd, &job, sizeof job) != 0) {
-                worker_lost(w, i, err, n);
-                ret = -1;
-                failed = 1;
-                break;
-            }
-            w[i].busy = 1;
-            next_send++;
-        }
-        if (ret)
-            break;
-        /* Deliver what is ready, in order. */
-        while (next_out < njobs && slots[next_out % window].full && !ret) {
-            struct slot *s = &slots[next_out % window];
-            struct sweep_out out = {0};
-            const char *text;
-            size_t ntext;
-            decode(s->msg, s->len, &out, &text, &ntext);
-            if (o->trace && ntext)
-                fwrite(text, 1, ntext, o->trace);
-            ret = sink(ctx, next_out, &out);
-            out_free(&out);
-            free(s->msg);
-            *s = (struct slot){0};
-            next_out++;
-        }
-        if (ret || next_out >= njobs)
-            break;
-        /* Wait for a result. */
-        int np = 0;
-        for (int i = 0; i < nw; i++) {
-            if (!w[i].busy)
-                continue;
-            pfd[np] = (struct pollfd){.fd = w[i].res_fd, .events = POLLIN};
-            pidx[np++] = i;
-        }
-        if (np == 0)
-            continue; /* everything sent was delivered: send more */
-        int pr = poll(pfd, (nfds_t)np, -1);
-        if (pr < 0 && errno == EINTR)
+/* Hands a job to every idle worker, within the window.  0, or -1 with err. */
+static int send_jobs(struct pool *p)
+{
+    for (int i = 0; i < p->nw && p->next_send < p->njobs && p->next_send < p->next_out + p->window; i++) {
+        if (p->w[i].busy)
             continue;
-        if (pr < 0) {
-            snprintf(err, n, "sweep: poll: %s", strerror(errno));
-            ret = -1;
-            failed = 1;
+        uint64_t job = p->next_send;
+        if (write_all(p->w[i].cmd_fd, &job, sizeof job) != 0) {
+            worker_lost(p->w, i, p->err, p->n);
+            p->failed = 1;
+            return -1;
+        }
+        p->w[i].busy = 1;
+        p->next_send++;
+    }
+    return 0;
+}
+
+/* Delivers the results that are ready, in job order; the sink's value. */
+static int deliver_ready(struct pool *p, const struct sweep_opts *o, sweep_sink_fn sink, void *ctx)
+{
+    int ret = 0;
+    while (p->next_out < p->njobs && p->slots[p->next_out % p->window].full && !ret) {
+        struct slot *s = &p->slots[p->next_out % p->window];
+        struct sweep_out out = {0};
+        const char *text;
+        size_t ntext;
+        decode(s->msg, s->len, &out, &text, &ntext);
+        if (o->trace && ntext)
+            fwrite(text, 1, ntext, o->trace);
+        ret = sink(ctx, p->next_out, &out);
+        out_free(&out);
+        free(s->msg);
+        *s = (struct slot){0};
+        p->next_out++;
+    }
+    return ret;
+}
+
+/* Reads one result from worker i into its slot.  0, or -1 with err. */
+static int read_result(struct pool *p, int i)
+{
+    struct worker *w = &p->w[i];
+    uint64_t head[2];
+    if (read_all(w->res_fd, head, sizeof head) != 1) {
+        worker_lost(p->w, i, p->err, p->n);
+        p->failed = 1;
+        return -1;
+    }
+    uint64_t job = head[0], len = head[1];
+    SIM_ASSERT(job >= p->next_out && job < p->next_out + p->window && job < p->next_send);
+    struct slot *s = &p->slots[job % p->window];
+    SIM_ASSERT(!s->full);
+    s->msg = xmalloc(len ? (size_t)len : 1);
+    if (read_all(w->res_fd, s->msg, (size_t)len) != 1 && len) {
+        free(s->msg);
+        s->msg = NULL;
+        worker_lost(p->w, i, p->err, p->n);
+        p->failed = 1;
+        return -1;
+    }
+    s->len = (size_t)len;
+    s->full = 1;
+    w->busy = 0;
+    return 0;
+}
+
+/* Waits until a busy worker has a result and reads it (those of every
+ * worker that is ready).  0 (also when no worker is busy, or on EINTR), or
+ * -1 with err. */
+static int collect_results(struct pool *p)
+{
+    int np = 0;
+    for (int i = 0; i < p->nw; i++) {
+        if (!p->w[i].busy)
+            continue;
+        p->pfd[np] = (struct pollfd){.fd = p->w[i].res_fd, .events = POLLIN};
+        p->pidx[np++] = i;
+    }
+    if (np == 0)
+        return 0; /* everything sent was delivered: send more */
+    int pr = poll(p->pfd, (nfds_t)np, -1);
+    if (pr < 0 && errno == EINTR)
+        return 0;
+    if (pr < 0) {
+        snprintf(p->err, p->n, "sweep: poll: %s", strerror(errno));
+        p->failed = 1;
+        return -1;
+    }
+    for (int k = 0; k < np; k++) {
+        if (!(p->pfd[k].revents & (POLLIN | POLLHUP | POLLERR)))
+            continue;
+        if (read_result(p, p->pidx[k]) != 0)
+            return -1;
+    }
+    return 0;
+}
+
+static int sweep_parallel(size_t njobs, const struct sweep_opts *o, sweep_job_fn job_at, sweep_sink_fn sink,
+                          void *ctx, char *err, size_t n)
+{
+    struct pool p = {.nw = o->workers, .njobs = njobs, .err = err, .n = n};
+    if ((size_t)p.nw > njobs)
+        p.nw = (int)njobs;
+    p.window = (size_t)p.nw * SWEEP_WINDOW_PER_WORKER;
+    p.w = xcalloc((size_t)p.nw, sizeof *p.w);
+    p.slots = xcalloc(p.window, sizeof *p.slots);
+    p.pfd = xcalloc((size_t)p.nw, sizeof *p.pfd);
+    p.pidx = xcalloc((size_t)p.nw, sizeof *p.pidx);
+    for (int i = 0; i < p.nw; i++)
+        p.w[i] = (struct worker){.pid = -1, .cmd_fd = -1, .res_fd = -1};
+
+    /* A worker that dies must not kill us with SIGPIPE on the next job. */
+    struct sigaction ign = {.sa_handler = SIG_IGN}, old_pipe;
+    sigemptyset(&ign.sa_mask);
+    sigaction(SIGPIPE, &ign, &old_pipe);
+    fflush(NULL); /* a child must not inherit buffered output and print it twice */
+
+    int ret = start_workers(&p, o, job_at, ctx);
+    if (ret)
+        p.failed = 1;
+    while (!ret && p.next_out < njobs) {
+        if ((ret = send_jobs(&p)) != 0)
             break;
-        }
-        for (int k = 0; k < np && !ret; k++) {
-            if (!(pfd[k].revents & (POLLIN | POLLHUP | POLLERR)))
-                continue;
-            int i = pidx[k];
-            uint64_t head[2];
-            if (read_all(w[i].res_fd, head, sizeof head) != 1) {
-                worker_lost(w, i, err, n);
-                ret = -1;
-                failed = 1;
-                break;
-            }
-            uint64_t job = head[0], len = head[1];
-            SIM_ASSERT(job >= next_out && job < next_out + window && job < next_send);
-            struct slot *s = &slots[job % window];
-            SIM_ASSERT(!s->full);
-            s->msg = xmalloc(len ? (size_t)len : 1);
-            if (read_all(w[i].res_fd, s->msg, (size_t)len) != 1 && len) {
-                free(s->msg);
-                s->msg = NULL;
-                worker_lost(w, i, err, n);
-                ret = -1;
-                failed = 1;
-                break;
-            }
-            s->len = (size_t)len;
-            s->full = 1;
-            w[i].busy = 0;
-        }
+        if ((ret = deliver_ready(&p, o, sink, ctx)) != 0 || p.next_out >= njobs)
+            break;
+        ret = collect_results(&p);
     }
-    free(pfd);
-    free(pidx);
-out:
-    for (size_t k = 0; k < window; k++)
-        free(slots[k].msg);
-    free(slots);
-    {
-        int early = ret != 0;
-        int r2 = reap(w, nw, early, failed, err, n);
-        if (!ret)
-            ret = r2;
-    }
+    for (size_t k = 0; k < p.window; k++)
+        free(p.slots[k].msg);
+    free(p.slots);
+    free(p.pfd);
+    free(p.pidx);
+    int r2 = reap(p.w, p.nw, ret != 0, p.failed, err, n);
+    if (!ret)
+        ret = r2;
     sigaction(SIGPIPE, &old_pipe, NULL);
-    free(w);
+    free(p.w);
     return ret;
 }
 

@@ -1,0 +1,168 @@
+/* cli.h: the simrun command line; private to sim/cli*.c, sim/main.c and
+ * its test.
+ *
+ * Each command declares its options as one table (git's parse-options is
+ * the model): a row per option with its short and long name, the name of
+ * its argument, its help and how the value is stored.  The same table
+ * parses argv (cli_parse) and prints `simrun CMD --help` (cli_print_help),
+ * so an option cannot be accepted without being documented there, and
+ * tests/test_cli.c checks that each one is in the docs too.
+ *
+ *     sim/cli.c         the parser, the help, the registry of commands, cli_main
+ *     sim/cli_common.c  what run and check share: scenarios, targets, the store
+ *     sim/cli_run.c     simrun run
+ *     sim/cli_check.c   simrun check
+ *     sim/cli_db.c      simrun report and simrun diff (results databases)
+ *     sim/cli_info.c    simrun validate, policies and version
+ *
+ * Spelling: "-p VALUE" and "--policies VALUE" (the value is the next word);
+ * options and arguments may come in any order; "-" alone is an argument.
+ * -h and --help anywhere print the command's help.  Exit codes: 0 success,
+ * 1 a check or a diff failed, 2 bad usage or bad input, 3 internal error. */
+#ifndef SIM_CLI_H
+#define SIM_CLI_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "sim/policy.h"
+#include "sim/scenario.h"
+
+#define SIMRUN_VERSION "0.1.0"
+#define CLI_MAX_SCENARIOS 1024
+#define CLI_MAX_SETS 64
+#define CLI_MAX_SEEDS 100000
+#define CLI_MAX_LABELS 64
+
+extern const char *const cli_prog; /* "simrun", the first word of every message */
+
+/* --- option tables --------------------------------------------------------------------------- */
+
+enum cli_opt_type {
+    CLI_OPT_FLAG,                  /* no argument; sets an int to 1 */
+    CLI_OPT_STRING,                /* stores its argument, a const char * into argv */
+    CLI_OPT_CALLBACK,              /* hands its argument (NULL without one) to cb */
+};
+
+/* Checks and stores an option's argument in opts (the command's options
+ * struct).  0, or the exit status (2) after printing the error. */
+typedef int (*cli_opt_fn)(void *opts, const char *arg);
+
+struct cli_option {
+    char short_name;               /* 'p' for -p; 0: none */
+    const char *long_name;         /* "policies" for --policies; NULL: none */
+    const char *argh;              /* the argument's name in the help ("LIST"); NULL: takes none */
+    const char *help;              /* a line, or several separated by '\n' */
+    enum cli_opt_type type;
+    size_t offset;                 /* FLAG, STRING: the field in the options struct */
+    cli_opt_fn cb;                 /* CALLBACK */
+};
+
+#define CLI_FLAG(S, L, TYPE, FIELD, HELP) {(S), (L), NULL, (HELP), CLI_OPT_FLAG, offsetof(TYPE, FIELD), NULL}
+#define CLI_STRING(S, L, ARGH, TYPE, FIELD, HELP) \
+    {(S), (L), (ARGH), (HELP), CLI_OPT_STRING, offsetof(TYPE, FIELD), NULL}
+#define CLI_CALLBACK(S, L, ARGH, CB, HELP) {(S), (L), (ARGH), (HELP), CLI_OPT_CALLBACK, 0, (CB)}
+#define CLI_END {0, NULL, NULL, NULL, CLI_OPT_FLAG, 0, NULL}
+
+/* --- commands ---------------------------------------------------------------------------------- */
+
+struct cli_command {
+    const char *name;              /* "run" */
+    const char *args;              /* its arguments in `simrun --help` ("SCENARIO...") */
+    const char *usage;             /* what follows "usage: simrun NAME" in its help */
+    const char *summary;           /* its line in `simrun --help` */
+    const char *description;       /* the paragraphs of its help before the options */
+    /* Its options, ending with CLI_END.  NULL for a command without any:
+     * then every word (but -h, --help) is an argument. */
+    const struct cli_option *options;
+    /* Takes an argument that is not an option; 0, or the exit status after
+     * printing the error.  NULL: the command takes none. */
+    cli_opt_fn arg;
+    int (*run)(int argc, char **argv);
+};
+
+/* Every command, in the order of `simrun --help`, ending with NULL. */
+extern const struct cli_command *const cli_commands[];
+
+extern const struct cli_command cli_cmd_run, cli_cmd_check, cli_cmd_report, cli_cmd_diff, cli_cmd_validate,
+    cli_cmd_policies, cli_cmd_version;
+
+/* Runs simrun with argv as main received it; returns the exit status. */
+int cli_main(int argc, char **argv);
+/* Parses a command's words (argv after the command's name) into opts with
+ * its table.  0, or the exit status (2) after printing the first error. */
+int cli_parse(const struct cli_command *c, int argc, char **argv, void *opts);
+/* `simrun NAME --help`, and `simrun --help`. */
+void cli_print_help(const struct cli_command *c, FILE *f);
+void cli_print_main_help(FILE *f);
+/* Prints "simrun: error: " fmt (with arg) and a pointer to --help; returns 2. */
+int cli_usage_error(const char *fmt, const char *arg);
+
+/* --- shared by the commands (cli_common.c) ------------------------------------------------------- */
+
+struct store;
+
+/* A --set POLICY.KEY=VALUE. */
+struct cli_set {
+    char policy[SCN_MAX_NAME];
+    char key[64];
+    char value[128];
+};
+
+/* The options of run and check (check uses a few of them). */
+struct cli_opts {
+    const char *paths[CLI_MAX_SCENARIOS];
+    int npaths;
+    const char *policies;
+    int have_seed;
+    uint64_t seed_lo, seed_hi;
+    struct cli_set sets[CLI_MAX_SETS];
+    int nsets;
+    const char *db;
+    int store_trace;
+    const char *trace;
+    const char *format;            /* table, csv or json */
+    const char *junit;
+    uint64_t max_events;
+    int quiet;
+    int jobs;                      /* -j: worker processes, 0 = not given (1) */
+};
+
+/* Option and argument callbacks on a struct cli_opts. */
+int cli_opt_scenario(void *opts, const char *path);
+int cli_opt_seed(void *opts, const char *arg);
+int cli_opt_seeds(void *opts, const char *arg);
+int cli_opt_set(void *opts, const char *arg);
+
+/* A decimal integer without sign; 0, or -1 when s is not one. */
+int cli_parse_u64(const char *s, uint64_t *out);
+
+/* Parses one scenario file (scenario_parse); 0, or -1 with d.  The one
+ * place the command line parses a scenario. */
+int cli_load_scenario(const char *path, struct scenario **out, struct diag *d);
+/* Parses every scenario of o; on the first error prints it, frees the
+ * others and returns 2. */
+int cli_load_all(const struct cli_opts *o, struct scenario **scn);
+void cli_free_all(struct scenario **scn, int n);
+/* Opens the results database when db is not NULL; 0, or 2 after printing why. */
+int cli_open_store(const char *db, struct store **st);
+
+/* A policy (or variant) with its resolved parameters. */
+struct cli_target {
+    char label[SCN_MAX_NAME + 8];
+    const struct policy_ops *ops;
+    struct params ps;
+    char params_text[512];
+};
+
+/* Resolves a label (registered policy or variant of s) into a target:
+ * defaults, then the scenario's `set` lines for the base policy, then those
+ * for the variant, then the variant's own pairs, then --set for the base and
+ * for the label.  Returns 0, or -1 with msg. */
+int cli_resolve_target(const struct scenario *s, const char *label, const struct cli_set *sets, int nsets,
+                       struct cli_target *t, char *msg, size_t mn);
+/* Every label of a scenario: the registered policies, then its variants. */
+int cli_all_labels(const struct scenario *s, const char **out, int max);
+
+#endif

@@ -1,0 +1,162 @@
+/* cli_db.c: the commands that read results databases (see cli.h):
+ * `simrun report` (reports/report.h) and `simrun diff` (reports/diff.h). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "reports/diff.h"
+#include "reports/report.h"
+#include "sim/cli.h"
+
+/* --- report ------------------------------------------------------------------------------------ */
+
+static int report_arg(void *opts, const char *a)
+{
+    if (a[0] == '-')
+        return cli_usage_error("unknown option '%s'", a);
+    return cli_usage_error("unexpected argument '%s' (the database is given with --db)", a);
+}
+
+static const struct cli_option report_options[] = {
+    CLI_STRING(0, "db", "FILE", struct report_opts, db, "the results database (default results.db)"),
+    CLI_STRING('o', "out", "DIR", struct report_opts, out_dir,
+               "the output folder (default report; created if missing)"),
+    CLI_END,
+};
+
+static int cmd_report(int argc, char **argv)
+{
+    struct report_opts ro = {.db = "results.db", .out_dir = "report", .gnuplot = "gnuplot",
+                             .version = SIMRUN_VERSION};
+    const char *env = getenv("SIMRUN_GNUPLOT");
+    if (env && *env)
+        ro.gnuplot = env;
+    int rc = cli_parse(&cli_cmd_report, argc, argv, &ro);
+    if (rc)
+        return rc;
+    if (!ro.out_dir[0])
+        return cli_usage_error("%s", "empty output folder");
+    char err[1024];
+    size_t ncharts = 0;
+    rc = report_write(&ro, &ncharts, err, sizeof err);
+    if (rc) {
+        fprintf(stderr, "%s: error: %s\n", cli_prog, err);
+        return rc;
+    }
+    printf("report: %s/index.html (%zu charts from %s)\n", ro.out_dir, ncharts, ro.db);
+    return 0;
+}
+
+const struct cli_command cli_cmd_report = {
+    .name = "report",
+    .args = "",
+    .usage = "[--db FILE] [-o DIR]",
+    .summary = "charts and an HTML page comparing the policies of a results database",
+    .description = "Draws, for every scenario in the results database, the policies side by side:\n"
+                   "a table of every metric (mean \xc2\xb1 95% confidence half-width over seeds),\n"
+                   "latency and lateness CDFs, bar charts of lost / duplicates / missed / busy\n"
+                   "loops / wake-ups / overlaps with confidence intervals, the backlog over time\n"
+                   "and a timeline of runs per handler for one seed.  Charts are PNG and SVG,\n"
+                   "each with its data file and gnuplot script beside it; DIR/index.html ties\n"
+                   "them together and needs nothing outside DIR.\n"
+                   "\n"
+                   "Timelines use the stored trace (run with --store-trace), else simulate the\n"
+                   "run again from its scenario file.  Needs gnuplot with the pngcairo and svg\n"
+                   "terminals on PATH (Debian: apt-get install gnuplot-nox); SIMRUN_GNUPLOT\n"
+                   "names another program.\n",
+    .options = report_options,
+    .arg = report_arg,
+    .run = cmd_report,
+};
+
+/* --- diff ------------------------------------------------------------------------------------- */
+
+/* What diff parses: its options and the two databases. */
+struct diff_cli {
+    struct diff_opts d;
+    const char *paths[2];
+    int np;
+};
+
+static int diff_arg(void *opts, const char *a)
+{
+    struct diff_cli *dc = opts;
+    if (dc->np == 2)
+        return cli_usage_error("unexpected argument '%s' (diff takes two databases)", a);
+    dc->paths[dc->np++] = a;
+    return 0;
+}
+
+/* -t METRIC=P%[,METRIC=P%...]: each is checked and added. */
+static int opt_tolerance(void *opts, const char *v)
+{
+    struct diff_opts *dopt = &((struct diff_cli *)opts)->d;
+    char buf[512];
+    snprintf(buf, sizeof buf, "%s", v);
+    for (char *save = NULL, *p = strtok_r(buf, ",", &save); p; p = strtok_r(NULL, ",", &save)) {
+        if (dopt->ntol >= DIFF_MAX_TOLERANCES)
+            return cli_usage_error("too many tolerances (at most %s)", "64");
+        char msg[1400];
+        if (diff_parse_tolerance(p, &dopt->tol[dopt->ntol], msg, sizeof msg) != 0) {
+            fprintf(stderr, "%s: error: %s\n(see '%s diff --help')\n", cli_prog, msg, cli_prog);
+            return 2;
+        }
+        dopt->ntol++;
+    }
+    return 0;
+}
+
+static int opt_diff_format(void *opts, const char *v)
+{
+    struct diff_opts *dopt = &((struct diff_cli *)opts)->d;
+    if (!strcmp(v, "markdown") || !strcmp(v, "md"))
+        dopt->format = DIFF_MARKDOWN;
+    else if (!strcmp(v, "text"))
+        dopt->format = DIFF_TEXT;
+    else
+        return cli_usage_error("unknown format '%s' (valid: text, markdown)", v);
+    return 0;
+}
+
+static const struct cli_option diff_options[] = {
+    CLI_CALLBACK('t', "tolerance", "METRIC=P%", opt_tolerance,
+                 "allowed worsening of a metric ('*' for all;\n"
+                 "repeatable, or comma-separated); defaults: 0%\n"
+                 "for correctness metrics, 5% for performance ones"),
+    CLI_CALLBACK(0, "format", "FMT", opt_diff_format, "text (default) or markdown (for CI comments)"),
+    CLI_FLAG(0, "all", struct diff_cli, d.all, "list unchanged metrics too"),
+    CLI_END,
+};
+
+static int cmd_diff(int argc, char **argv)
+{
+    struct diff_cli dc = {.d = {.format = DIFF_TEXT}};
+    int rc = cli_parse(&cli_cmd_diff, argc, argv, &dc);
+    if (rc)
+        return rc;
+    if (dc.np != 2)
+        return cli_usage_error("%s", "diff needs two databases: BASE.db NEW.db");
+    char err[1024];
+    rc = diff_run(dc.paths[0], dc.paths[1], &dc.d, stdout, err, sizeof err);
+    if (rc == 2)
+        fprintf(stderr, "%s: error: %s\n", cli_prog, err);
+    return rc;
+}
+
+const struct cli_command cli_cmd_diff = {
+    .name = "diff",
+    .args = "BASE.db NEW.db",
+    .usage = "BASE.db NEW.db [--tolerance METRIC=P%]... [--format text|markdown] [--all]",
+    .summary = "metric-by-metric regressions between two results databases",
+    .description = "Matches the runs of two results databases by scenario hash, policy,\n"
+                   "parameters and seed set, and compares every whole-scenario metric.  A change\n"
+                   "is a regression when it goes the worse way (lower is better for lost,\n"
+                   "duplicates, missed, busy loops, wake-ups, overlaps, latency, lateness, ...;\n"
+                   "higher for recovery_ok) by more than the tolerance, a percentage of the base\n"
+                   "value, and, over several seeds, the 95% confidence interval of the per-seed\n"
+                   "difference excludes zero.  A run that stops being ok (livelock) regresses too.\n"
+                   "Exits 1 if there is a regression (naming the metric), 0 otherwise.\n",
+    .options = diff_options,
+    .arg = diff_arg,
+    .run = cmd_diff,
+};
