@@ -15,7 +15,7 @@
  *      scenario-wide limits (unused sources, expected event count).
  * The first error stops the parse; its location is written in one place
  * (perr), and only once.  Diagnostics are lowercase, without a full stop,
- * with the offending text quoted and escaped (escape_into), so that a
+ * with the offending text quoted and escaped (scn_escape), so that a
  * hostile byte in a file cannot garble a terminal.
  *
  * Invariant: scenario_parse returns either a complete, consistent struct
@@ -34,6 +34,7 @@
 
 #include "sim/checker.h"
 #include "sim/policy.h"
+#include "sim/syntax.h"
 #include "sim/util.h"
 
 /* Limits of this parser beyond those in scenario.h. */
@@ -49,67 +50,12 @@
 #define SCN_MAX_VARIANTS    256
 #define SCN_MAX_CRASHES     10000                /* crash lines (overlaps are checked pairwise) */
 #define SCN_MAX_EXPECT_POLICIES 64               /* names in one expect line */
-#define SCN_QUOTE_MAX       96                   /* bytes of quoted text in a message */
 /* Cron fires that the event estimate may count in all; past it, a cron
  * producer is assumed to fire every minute (an upper bound), so that a file
  * with thousands of cron producers cannot make the estimate slow. */
 #define CRON_ESTIMATE_BUDGET INT64_C(4000000)
 
 /* --- messages -------------------------------------------------------------- */
-
-/* Length of the valid UTF-8 sequence at s (s[0] >= 0x80), or 0 if invalid.
- * Overlong forms and surrogates are invalid.  Stops at a NUL (never reads
- * past the terminator: a NUL fails the continuation test first). */
-static int utf8_seq(const unsigned char *s)
-{
-    unsigned c = s[0];
-    if (c >= 0xc2 && c <= 0xdf)
-        return (s[1] & 0xc0) == 0x80 ? 2 : 0;
-    if (c >= 0xe0 && c <= 0xef) {
-        unsigned lo = c == 0xe0 ? 0xa0 : 0x80, hi = c == 0xed ? 0x9f : 0xbf;
-        return s[1] >= lo && s[1] <= hi && (s[2] & 0xc0) == 0x80 ? 3 : 0;
-    }
-    if (c >= 0xf0 && c <= 0xf4) {
-        unsigned lo = c == 0xf0 ? 0x90 : 0x80, hi = c == 0xf4 ? 0x8f : 0xbf;
-        return s[1] >= lo && s[1] <= hi && (s[2] & 0xc0) == 0x80 && (s[3] & 0xc0) == 0x80 ? 4 : 0;
-    }
-    return 0;
-}
-
-/* Copies s into dst for quoting in a message: printable ASCII and valid
- * UTF-8 as they are, any other byte as \xNN, and at most SCN_QUOTE_MAX bytes
- * (then "..."), so that a message keeps room for its context. */
-static void escape_into(char *dst, size_t n, const char *s)
-{
-    const unsigned char *u = (const unsigned char *)s;
-    size_t lim = n < SCN_QUOTE_MAX ? n : SCN_QUOTE_MAX, o = 0;
-    while (*u) {
-        char piece[8];
-        size_t plen, used;
-        if (*u >= 0x20 && *u < 0x7f) {
-            piece[0] = (char)*u;
-            plen = used = 1;
-        } else if (*u >= 0x80 && utf8_seq(u) > 0) {
-            used = plen = (size_t)utf8_seq(u);
-            memcpy(piece, u, plen);
-        } else {
-            snprintf(piece, sizeof piece, "\\x%02x", *u);
-            plen = 4;
-            used = 1;
-        }
-        if (o + plen + 4 > lim) {
-            if (o + 4 <= n) {
-                memcpy(dst + o, "...", 3);
-                o += 3;
-            }
-            break;
-        }
-        memcpy(dst + o, piece, plen);
-        o += plen;
-        u += used;
-    }
-    dst[o] = 0;
-}
 
 void diag_print(const struct diag *d)
 {
@@ -121,172 +67,8 @@ void diag_print(const struct diag *d)
         fprintf(stderr, "%s: error: %s\n", d->file, d->msg);
 }
 
-/* --- durations ------------------------------------------------------------- */
-
 static int is_digit(char c) { return c >= '0' && c <= '9'; }
 static int is_alpha(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); }
-
-/* Units, largest first: a duration lists each at most once, in this order. */
-static const struct {
-    const char *name;
-    int64_t us;
-} dur_units[] = {
-    {"d", US_PER_DAY}, {"h", US_PER_H}, {"m", US_PER_MIN}, {"s", US_PER_S}, {"ms", US_PER_MS}, {"us", 1},
-};
-#define NUNITS ((int)(sizeof dur_units / sizeof dur_units[0]))
-
-static int unit_index(const char *u, size_t len)
-{
-    for (int i = 0; i < NUNITS; i++)
-        if (strlen(dur_units[i].name) == len && strncmp(dur_units[i].name, u, len) == 0)
-            return i;
-    return -1;
-}
-
-static int set_msg(char *msg, size_t n, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static int set_msg(char *msg, size_t n, const char *fmt, ...)
-{
-    if (msg && n) {
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(msg, n, fmt, ap);
-        va_end(ap);
-    }
-    return -1;
-}
-
-/* Reads up to maxd digits at *c into *v; returns how many were read. */
-static int read_digits(const char **c, int maxd, uint64_t *v)
-{
-    int nd = 0;
-    *v = 0;
-    while (is_digit(**c) && nd < maxd) {
-        *v = *v * 10 + (uint64_t)(**c - '0');
-        (*c)++;
-        nd++;
-    }
-    return nd;
-}
-
-/* The day-clock form: [Nd]H[H]:MM[:SS], an offset of N days plus a clock
- * reading; each clock field within its range (24:30 is rejected). */
-static int parse_clock(const char *s, const char *e, int64_t *us, char *msg, size_t n)
-{
-    const char *c = s;
-    uint64_t days = 0, h, m, sec = 0;
-    const char *dpos = strchr(s, 'd');
-    if (dpos) {
-        if (read_digits(&c, 12, &days) == 0 || c != dpos)
-            goto bad;
-        c = dpos + 1;
-    }
-    int hd = read_digits(&c, 3, &h);
-    if (hd < 1 || hd > 2 || *c != ':')
-        goto bad;
-    c++;
-    if (read_digits(&c, 3, &m) != 2)
-        goto bad;
-    if (*c == ':') {
-        c++;
-        if (read_digits(&c, 3, &sec) != 2)
-            goto bad;
-    }
-    if (*c)
-        goto bad;
-    if (h > 23)
-        return set_msg(msg, n, "hour out of range 0-23 in '%s'", e);
-    if (m > 59)
-        return set_msg(msg, n, "minute out of range 0-59 in '%s'", e);
-    if (sec > 59)
-        return set_msg(msg, n, "second out of range 0-59 in '%s'", e);
-    if (days > (uint64_t)(INT64_MAX / US_PER_DAY) - 1)
-        return set_msg(msg, n, "duration '%s' is too large", e);
-    *us = (int64_t)days * US_PER_DAY + (int64_t)h * US_PER_H + (int64_t)m * US_PER_MIN + (int64_t)sec * US_PER_S;
-    return 0;
-bad:
-    return set_msg(msg, n, "bad duration '%s' (the clock form is [Nd]HH:MM[:SS], like 1d09:00:30)", e);
-}
-
-int scn_parse_duration(const char *s, int64_t *us, char *msg, size_t n)
-{
-    char e[SCN_QUOTE_MAX];
-    escape_into(e, sizeof e, s);
-    if (!*s)
-        return set_msg(msg, n, "empty duration");
-    if (s[0] == '-')
-        return set_msg(msg, n, "negative duration '%s'", e);
-    if (s[0] == '+')
-        return set_msg(msg, n, "unexpected sign in duration '%s'", e);
-    if (strchr(s, ':'))
-        return parse_clock(s, e, us, msg, n);
-    if (strcmp(s, "0") == 0) {
-        *us = 0;
-        return 0;
-    }
-    int64_t total = 0;
-    int last = -1;
-    const char *c = s;
-    while (*c) {
-        if (!is_digit(*c)) {
-            if (*c == '.')
-                return set_msg(msg, n, "decimal durations are not supported in '%s' (write 1h30m, not 1.5h)", e);
-            return set_msg(msg, n, "bad duration '%s' (expected a number and a unit, like 90s or 1h30m)", e);
-        }
-        uint64_t v = 0;
-        while (is_digit(*c)) {
-            if (v > (UINT64_MAX - 9) / 10)
-                return set_msg(msg, n, "duration '%s' is too large", e);
-            v = v * 10 + (uint64_t)(*c - '0');
-            c++;
-        }
-        if (*c == '.' || *c == ',')
-            return set_msg(msg, n, "decimal durations are not supported in '%s' (write 1h30m, not 1.5h)", e);
-        const char *u = c;
-        while (is_alpha(*c))
-            c++;
-        size_t ulen = (size_t)(c - u);
-        if (ulen == 0) {
-            if (!*c)
-                return set_msg(msg, n, "missing unit in '%s'", e);
-            return set_msg(msg, n, "bad duration '%s' (expected a number and a unit, like 90s or 1h30m)", e);
-        }
-        int k = unit_index(u, ulen);
-        if (k < 0) {
-            char ue[SCN_QUOTE_MAX];
-            snprintf(ue, sizeof ue, "%.*s", (int)(ulen < 32 ? ulen : 32), u);
-            return set_msg(msg, n, "unknown unit '%s' in '%s' (valid: us, ms, s, m, h, d)", ue, e);
-        }
-        if (k <= last)
-            return set_msg(msg, n, "units out of order in '%s' (largest first, each at most once)", e);
-        last = k;
-        if (v > (uint64_t)(INT64_MAX / dur_units[k].us))
-            return set_msg(msg, n, "duration '%s' is too large", e);
-        int64_t add = (int64_t)v * dur_units[k].us;
-        if (total > INT64_MAX - add)
-            return set_msg(msg, n, "duration '%s' is too large", e);
-        total += add;
-    }
-    *us = total;
-    return 0;
-}
-
-/* Writes a duration in the parser's own syntax ("1d2h30m", "0s"). */
-static void fmt_dur(int64_t us, char *buf, size_t n)
-{
-    size_t o = 0;
-    buf[0] = 0;
-    if (us <= 0) {
-        snprintf(buf, n, us == 0 ? "0s" : "-");
-        return;
-    }
-    for (int i = 0; i < NUNITS && o < n; i++) {
-        int64_t q = us / dur_units[i].us;
-        if (q) {
-            o += (size_t)snprintf(buf + o, n - o, "%lld%s", (long long)q, dur_units[i].name);
-            us -= q * dur_units[i].us;
-        }
-    }
-}
 
 /* --- lexing ----------------------------------------------------------------- */
 
@@ -382,7 +164,7 @@ static int perr(struct parser *p, int line, int col, const char *fmt, ...)
 static const char *q(struct parser *p, const char *s)
 {
     char *b = p->qbuf[p->qi++ % 6];
-    escape_into(b, sizeof p->qbuf[0], s);
+    scn_escape(b, sizeof p->qbuf[0], s);
     return b;
 }
 
@@ -590,11 +372,11 @@ static int parse_instant(struct parser *p, int line, const struct tok *t, enum l
     }
     char h[64];
     if (lim == LIM_HORIZON && *us >= s->horizon_us) {
-        fmt_dur(s->horizon_us, h, sizeof h);
+        scn_fmt_duration(s->horizon_us, h, sizeof h);
         return perr(p, line, t->col, "instant '%s' is not before the horizon (%s)", q(p, t->s), h);
     }
     if (lim == LIM_END && *us >= s->horizon_us + s->drain_us) {
-        fmt_dur(s->horizon_us + s->drain_us, h, sizeof h);
+        scn_fmt_duration(s->horizon_us + s->drain_us, h, sizeof h);
         return perr(p, line, t->col, "instant '%s' is not before the end of the drain (%s)", q(p, t->s), h);
     }
     return 0;
@@ -694,11 +476,10 @@ static int parse_rate(struct parser *p, int line, const struct tok *t, uint64_t 
         if (parse_dur(p, line, ucol, u, 1, "rate period", per_us))
             return -1;
     } else {
-        int k = unit_index(u, strlen(u));
-        if (k < 0)
+        *per_us = scn_unit_us(u, strlen(u));
+        if (*per_us == 0)
             return perr(p, line, ucol, "unknown rate unit '%s' in '%s' (valid: us, ms, s, m, h, d or a duration)",
                         q(p, u), q(p, s));
-        *per_us = dur_units[k].us;
     }
     *count = x;
     return 0;
@@ -709,12 +490,12 @@ static int parse_percent(struct parser *p, int line, const struct tok *t, uint32
 {
     const char *s = t->s, *c = s;
     uint64_t whole = 0, frac = 0;
-    int nd = read_digits(&c, 4, &whole), nf = 0;
+    int nd = scn_read_digits(&c, 4, &whole), nf = 0;
     if (nd == 0 || (nd == 4 && is_digit(*c)))
         goto bad;
     if (*c == '.') {
         c++;
-        nf = read_digits(&c, 5, &frac);
+        nf = scn_read_digits(&c, 5, &frac);
         if (nf == 0)
             goto bad;
         if (nf > 4)
@@ -921,22 +702,22 @@ static int read_file(const char *path, size_t max, char **out, size_t *len, char
 {
     int fd = open(path, O_RDONLY | O_NONBLOCK);
     if (fd < 0)
-        return set_msg(err, errlen, "%s", strerror(errno));
+        return scn_msg(err, errlen, "%s", strerror(errno));
     struct stat st;
     if (fstat(fd, &st) != 0) {
-        set_msg(err, errlen, "%s", strerror(errno));
+        scn_msg(err, errlen, "%s", strerror(errno));
         goto fail_fd;
     }
     if (S_ISDIR(st.st_mode)) {
-        set_msg(err, errlen, "is a directory");
+        scn_msg(err, errlen, "is a directory");
         goto fail_fd;
     }
     if (!S_ISREG(st.st_mode)) {
-        set_msg(err, errlen, "not a regular file");
+        scn_msg(err, errlen, "not a regular file");
         goto fail_fd;
     }
     if ((uint64_t)st.st_size > max) {
-        set_msg(err, errlen, "larger than %zu MiB", max >> 20);
+        scn_msg(err, errlen, "larger than %zu MiB", max >> 20);
         goto fail_fd;
     }
     size_t cap = (size_t)st.st_size + 1, n = 0;
@@ -944,7 +725,7 @@ static int read_file(const char *path, size_t max, char **out, size_t *len, char
     for (;;) {
         if (n == cap) {
             if (cap > max) {
-                set_msg(err, errlen, "larger than %zu MiB", max >> 20);
+                scn_msg(err, errlen, "larger than %zu MiB", max >> 20);
                 goto fail_buf;
             }
             cap = cap * 2 > max + 1 ? max + 1 : cap * 2;
@@ -954,7 +735,7 @@ static int read_file(const char *path, size_t max, char **out, size_t *len, char
         if (r < 0) {
             if (errno == EINTR)
                 continue;
-            set_msg(err, errlen, "%s", strerror(errno));
+            scn_msg(err, errlen, "%s", strerror(errno));
             goto fail_buf;
         }
         if (r == 0)
@@ -962,7 +743,7 @@ static int read_file(const char *path, size_t max, char **out, size_t *len, char
         n += (size_t)r;
     }
     if (n > max) {
-        set_msg(err, errlen, "larger than %zu MiB", max >> 20);
+        scn_msg(err, errlen, "larger than %zu MiB", max >> 20);
         goto fail_buf;
     }
     close(fd);
@@ -988,47 +769,47 @@ static int cmp_i64(const void *a, const void *b)
 static int trace_value(const struct scenario *s, const char *v, int64_t *us, char *msg, size_t n)
 {
     char e[SCN_QUOTE_MAX];
-    escape_into(e, sizeof e, v);
+    scn_escape(e, sizeof e, v);
     if (v[0] == '-')
-        return set_msg(msg, n, "negative timestamp '%s'", e);
+        return scn_msg(msg, n, "negative timestamp '%s'", e);
     if (strchr(v, '-')) {
         int64_t utc;
         char m[200];
         if (cal_parse_instant(v, &utc, m, sizeof m) != 0)
-            return set_msg(msg, n, "bad instant: %s", m);
+            return scn_msg(msg, n, "bad instant: %s", m);
         if (utc < s->start_utc_s)
-            return set_msg(msg, n, "instant '%s' is before the start", e);
+            return scn_msg(msg, n, "instant '%s' is before the start", e);
         if (utc - s->start_utc_s > SCN_MAX_HORIZON_US / US_PER_S)
-            return set_msg(msg, n, "instant '%s' is more than 3660d after the start", e);
+            return scn_msg(msg, n, "instant '%s' is more than 3660d after the start", e);
         *us = (utc - s->start_utc_s) * US_PER_S;
         return 0;
     }
     const char *c = v;
     uint64_t whole = 0, frac = 0;
-    int nd = read_digits(&c, 10, &whole);
+    int nd = scn_read_digits(&c, 10, &whole);
     if (nd > 0 && (*c == 0 || *c == '.')) {
         int nf = 0;
         if (*c == '.') {
             c++;
-            nf = read_digits(&c, 7, &frac);
+            nf = scn_read_digits(&c, 7, &frac);
             if (nf == 0 || *c)
-                return set_msg(msg, n, "bad timestamp '%s' (expected seconds like 12.5, a duration or an instant)", e);
+                return scn_msg(msg, n, "bad timestamp '%s' (expected seconds like 12.5, a duration or an instant)", e);
             if (nf > 6)
-                return set_msg(msg, n, "timestamp '%s' has more than 6 decimals", e);
+                return scn_msg(msg, n, "timestamp '%s' has more than 6 decimals", e);
         }
         if (nd == 10 && is_digit(*c))
-            return set_msg(msg, n, "timestamp '%s' is too large", e);
+            return scn_msg(msg, n, "timestamp '%s' is too large", e);
         for (int i = nf; i < 6; i++)
             frac *= 10;
         *us = (int64_t)whole * US_PER_S + (int64_t)frac;
         if (*us > SCN_MAX_HORIZON_US)
-            return set_msg(msg, n, "timestamp '%s' is more than 3660d after the start", e);
+            return scn_msg(msg, n, "timestamp '%s' is more than 3660d after the start", e);
         return 0;
     }
     if (scn_parse_duration(v, us, msg, n) != 0)
         return -1;
     if (*us > SCN_MAX_HORIZON_US)
-        return set_msg(msg, n, "timestamp '%s' is more than 3660d after the start", e);
+        return scn_msg(msg, n, "timestamp '%s' is more than 3660d after the start", e);
     return 0;
 }
 
@@ -1362,7 +1143,7 @@ static int parse_phases(struct parser *p, int line, const struct tok *t, uint8_t
     int sum = 0;
     for (int k = 0; k < 3; k++) {
         uint64_t v;
-        int nd = read_digits(&c, 4, &v);
+        int nd = scn_read_digits(&c, 4, &v);
         if (nd == 0 || v > 100 || (k < 2 && *c != '/') || (k == 2 && *c))
             return perr(p, line, t->col, "bad phases '%s' (expected three percentages like 10/80/10)", q(p, t->s));
         if (k < 2)

@@ -263,11 +263,6 @@ int scenario_parse(const char *path, struct scenario **out, struct diag *d);
 int scenario_parse_buf(const char *path, const char *buf, size_t len, struct scenario **out, struct diag *d);
 void scenario_free(struct scenario *s);
 
-/* Parses a duration: an integer followed by a unit us|ms|s|m|h|d, or several
- * concatenated (1h30m); also the `1d09:00:30` form (days + clock).  Returns 0
- * or -1 with msg.  Used by the CLI for --set values too. */
-int scn_parse_duration(const char *s, int64_t *us, char *msg, size_t n);
-
 /* The nominal due instants of a schedule in [from_us, to_us), in order,
  * relative to the scenario start.  Calls fn for each; stops early if fn
  * returns non-zero.  Returns the number visited. */

@@ -27,6 +27,7 @@
 
 #include "sim/cal.h"
 #include "sim/scenario.h"
+#include "sim/syntax.h"
 #include "sim/util.h"
 #include "sim/rng.h"
 
