@@ -24,6 +24,7 @@
 #include "reports/stats.h"
 #include "sim/checker.h"
 #include "sim/policy.h"
+#include "sim/refs.h"
 #include "sim/scenario.h"
 #include "sim/sim.h"
 #include "sim/store.h"
@@ -389,7 +390,7 @@ static int load_all(const struct opts *o, struct scenario **scn)
 {
     for (int i = 0; i < o->npaths; i++) {
         struct diag d;
-        if (scenario_parse(o->paths[i], &scn[i], &d) != 0) {
+        if (scenario_parse_ex(o->paths[i], &refs_builtin, &scn[i], &d) != 0) {
             diag_print(&d);
             for (int k = 0; k < i; k++)
                 scenario_free(scn[k]);
@@ -1042,7 +1043,7 @@ static int cmd_validate(int argc, char **argv)
             return usage_error("unknown option '%s'", argv[i]);
         struct scenario *s;
         struct diag d;
-        if (scenario_parse(argv[i], &s, &d) != 0) {
+        if (scenario_parse_ex(argv[i], &refs_builtin, &s, &d) != 0) {
             diag_print(&d);
             bad = 1;
             continue;

@@ -32,8 +32,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "sim/checker.h"
-#include "sim/policy.h"
 #include "sim/syntax.h"
 #include "sim/util.h"
 
@@ -118,6 +116,7 @@ struct ref {
 struct parser {
     struct scenario *s;
     struct diag *d;
+    const struct scenario_refs *ext; /* checks of outside names; never NULL (no_refs: none) */
     const char *path;
     char dir[512];                 /* the scenario's directory, for trace files */
     int err;                       /* an error has been recorded */
@@ -1624,26 +1623,38 @@ static int variant_index(const struct scenario *s, const char *name)
     return -1;
 }
 
-/* Checks key=value against a registered policy; the error points at the key
- * when the policy has no such key, else at the value. */
+/* Is name a registered policy?  Never, when the caller gave no policy
+ * callback.  m receives the callback's message. */
+static int is_registered(struct parser *p, const char *name, char *m, size_t n)
+{
+    return p->ext->policy && p->ext->policy(p->ext->ctx, name, m, n) == SCN_REF_OK;
+}
+
+/* Checks key=value against policy base (registered, or a variant's base);
+ * the error points at the key when the policy has no such key, else at the
+ * value. */
 static int check_param(struct parser *p, const char *base, const struct param_kv *kv)
 {
     char m[512];
-    if (policy_check_param(base, kv->key, kv->value, m, sizeof m) == 0)
+    if (!p->ext->param)
         return 0;
-    const struct policy_ops *ops = policy_find(base);
-    int known = 0;
-    for (int i = 0; ops && i < ops->nparams; i++)
-        if (!strcmp(ops->params[i].key, kv->key))
-            known = 1;
-    return perr(p, kv->line, known ? kv->col + (int)strlen(kv->key) + 1 : kv->col, "%s", m);
+    int rc = p->ext->param(p->ext->ctx, base, kv->key, kv->value, m, sizeof m);
+    if (rc == SCN_REF_OK)
+        return 0;
+    int col = rc == SCN_REF_BAD_VALUE ? kv->col + (int)strlen(kv->key) + 1 : kv->col;
+    return perr(p, kv->line, col, "%s", m);
 }
 
+/* A name that is neither a registered policy nor a variant: an error, with
+ * the valid names, unless policies are not checked. */
 static int unknown_policy(struct parser *p, int line, int col, const char *name)
 {
     char m[512], vs[256];
     size_t o = 0;
-    policy_check_name(name, m, sizeof m);
+    if (!p->ext->policy)
+        return 0;
+    m[0] = 0;
+    p->ext->policy(p->ext->ctx, name, m, sizeof m);
     vs[0] = 0;
     for (uint16_t i = 0; i < p->s->nvariants && o < sizeof vs; i++)
         o += (size_t)snprintf(vs + o, sizeof vs - o, "%s%s", i ? ", " : "", p->s->variants[i].name);
@@ -1710,7 +1721,7 @@ static int parse_set(struct parser *p, const struct line *L)
                 return perr(p, L->no, kv.col, "'%s.%s' is set twice (first at line %d)", q(p, pol), q(p, kv.key),
                             ps->kv[k].line);
         char m[512];
-        if (policy_check_name(pol, m, sizeof m) == 0) {
+        if (is_registered(p, pol, m, sizeof m)) {
             if (check_param(p, pol, &kv))
                 return -1;
         } else {
@@ -1729,12 +1740,12 @@ static int parse_variant(struct parser *p, const struct line *L)
     const struct tok *nt = &L->tok[1], *bt = &L->tok[2];
     if (check_name(p, L->no, nt->col, nt->s, "variant"))
         return -1;
-    if (policy_check_name(nt->s, m, sizeof m) == 0)
+    if (is_registered(p, nt->s, m, sizeof m))
         return perr(p, L->no, nt->col, "variant name '%s' clashes with a registered policy", q(p, nt->s));
     int vi = variant_index(s, nt->s);
     if (vi >= 0)
         return perr(p, L->no, nt->col, "duplicate variant '%s' (first at line %d)", q(p, nt->s), s->variants[vi].line);
-    if (policy_check_name(bt->s, m, sizeof m) != 0)
+    if (p->ext->policy && !is_registered(p, bt->s, m, sizeof m))
         return perr(p, L->no, bt->col, "%s", m);
     if (s->nvariants >= SCN_MAX_VARIANTS)
         return perr(p, L->no, nt->col, "too many variants (limit %d)", SCN_MAX_VARIANTS);
@@ -1760,22 +1771,6 @@ static int parse_variant(struct parser *p, const struct line *L)
     return 0;
 }
 
-static int metric_unknown(struct parser *p, int line, int col, const char *name)
-{
-    char list[400];
-    size_t o = 0;
-    list[0] = 0;
-    for (int i = 0; i < metric_count; i++) {
-        size_t len = strlen(metric_table[i].name);
-        if (o + len + 8 >= sizeof list) {
-            snprintf(list + o, sizeof list - o, ", ...");
-            break;
-        }
-        o += (size_t)snprintf(list + o, sizeof list - o, "%s%s", i ? ", " : "", metric_table[i].name);
-    }
-    return perr(p, line, col, "unknown metric '%s' (valid: %s)", q(p, name), list);
-}
-
 /* A number: -?digits(.digits)?. */
 static int is_number(const char *s)
 {
@@ -1793,6 +1788,24 @@ static int is_number(const char *s)
             s++;
     }
     return *s == 0;
+}
+
+/* An expect value when the metric's kind is unknown (no metric callback):
+ * true or false, a number, else a duration; then nothing after it. */
+static int expect_value_by_form(struct parser *p, const struct line *L, int i, struct expect_def *e)
+{
+    const struct tok *vt = &L->tok[i + 1];
+    int64_t us;
+    if (!strcmp(vt->s, "true") || !strcmp(vt->s, "false"))
+        e->value = vt->s[0] == 't' ? 1.0 : 0.0;
+    else if (is_number(vt->s) && strlen(vt->s) <= 40)
+        e->value = strtod(vt->s, NULL);
+    else if (scn_parse_duration(vt->s, &us, NULL, 0) == 0)
+        e->value = (double)us;
+    else
+        return perr(p, L->no, vt->col, "bad value '%s' for metric '%s' (expected a number, a duration, true or false)",
+                    q(p, vt->s), q(p, e->metric));
+    return trailing(p, L, i + 2, "expect");
 }
 
 static int parse_expect(struct parser *p, const struct line *L)
@@ -1841,7 +1854,7 @@ static int parse_expect(struct parser *p, const struct line *L)
                     return perr(p, no, col, "policy '%s' is listed twice", q(p, name));
             e->policies[k] = xstrdup(name);
             char m[512];
-            if (policy_check_name(name, m, sizeof m) != 0)
+            if (!is_registered(p, name, m, sizeof m))
                 add_ref(p, REF_EXPECT_POLICY, no, col, name, ei, 0);
             if (!comma)
                 break;
@@ -1850,9 +1863,13 @@ static int parse_expect(struct parser *p, const struct line *L)
     }
 
     const struct tok *mt = &L->tok[2];
-    const struct metric_info *mi = metric_find(mt->s);
-    if (!mi)
-        return metric_unknown(p, no, mt->col, mt->s);
+    struct scenario_metric mi_ = {0, 0, 1}, *mi = &mi_;
+    int known = p->ext->metric != NULL;
+    if (known) {
+        char m[512];
+        if (p->ext->metric(p->ext->ctx, mt->s, mi, m, sizeof m) != SCN_REF_OK)
+            return perr(p, no, mt->col, "%s", m);
+    }
     e->metric = xstrdup(mt->s);
     int i = 3;
     if (!strcmp(L->tok[3].s, "for")) {
@@ -1887,6 +1904,8 @@ static int parse_expect(struct parser *p, const struct line *L)
             return perr(p, no, ot->col, "operator '%s' does not apply to the boolean metric '%s' (use == or !=)",
                         ot->s, q(p, mt->s));
         e->value = vt->s[0] == 't' ? 1.0 : 0.0;
+    } else if (!known) {
+        return expect_value_by_form(p, L, i, e);
     } else if (is_bool_word) {
         return perr(p, no, vt->col, "'%s' is not a value for metric '%s' (it is not a boolean)", vt->s, q(p, mt->s));
     } else if (mi->is_duration) {
@@ -2270,8 +2289,10 @@ static int run_passes(struct parser *p, const char *buf, size_t len)
     return pass3(p);
 }
 
-int scenario_parse_buf(const char *path, const char *buf, size_t len, struct scenario **out, struct diag *d)
+int scenario_parse_buf_ex(const char *path, const char *buf, size_t len, const struct scenario_refs *refs,
+                          struct scenario **out, struct diag *d)
 {
+    static const struct scenario_refs no_refs = {0};
     memset(d, 0, sizeof *d);
     snprintf(d->file, sizeof d->file, "%s", path);
     *out = NULL;
@@ -2283,6 +2304,7 @@ int scenario_parse_buf(const char *path, const char *buf, size_t len, struct sce
     struct scenario *s = xcalloc(1, sizeof *s);
     p->s = s;
     p->d = d;
+    p->ext = refs ? refs : &no_refs;
     p->path = path;
     p->cur_wf = -1;
     p->cron_budget = CRON_ESTIMATE_BUDGET;
@@ -2320,7 +2342,12 @@ int scenario_parse_buf(const char *path, const char *buf, size_t len, struct sce
     return 0;
 }
 
-int scenario_parse(const char *path, struct scenario **out, struct diag *d)
+int scenario_parse_buf(const char *path, const char *buf, size_t len, struct scenario **out, struct diag *d)
+{
+    return scenario_parse_buf_ex(path, buf, len, NULL, out, d);
+}
+
+int scenario_parse_ex(const char *path, const struct scenario_refs *refs, struct scenario **out, struct diag *d)
 {
     char *buf, err[256];
     size_t len;
@@ -2331,9 +2358,14 @@ int scenario_parse(const char *path, struct scenario **out, struct diag *d)
         snprintf(d->msg, sizeof d->msg, "cannot read the scenario: %s", err);
         return -1;
     }
-    int rc = scenario_parse_buf(path, buf, len, out, d);
+    int rc = scenario_parse_buf_ex(path, buf, len, refs, out, d);
     free(buf);
     return rc;
+}
+
+int scenario_parse(const char *path, struct scenario **out, struct diag *d)
+{
+    return scenario_parse_ex(path, NULL, out, d);
 }
 
 static void free_kv(struct param_kv *kv, uint16_t n)
