@@ -1,4 +1,4 @@
-/* charts.c: the charts of a whole scenario over all its seeds (see rpt.h):
+/* charts.c: the charts of a whole scenario over all its seeds (see report_int.h):
  * the latency and lateness CDFs of every policy on one chart, and the bars
  * of the problem metrics with their confidence intervals.
  *
@@ -13,7 +13,7 @@
 #include <sqlite3.h>
 
 #include "reports/fmt.h"
-#include "reports/rpt.h"
+#include "reports/report_int.h"
 #include "reports/stats.h"
 #include "sim/checker.h"
 #include "sim/hist.h"

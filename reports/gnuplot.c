@@ -1,4 +1,4 @@
-/* gnuplot.c: running gnuplot for the report (see rpt.h).
+/* gnuplot.c: running gnuplot for the report (see report_int.h).
  *
  * Each chart is written as a data file (STEM.dat, by its caller) and a
  * gnuplot script (STEM.gp) that draws it twice, as STEM.png (pngcairo) and
@@ -17,7 +17,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "reports/rpt.h"
+#include "reports/report_int.h"
 #include "sim/util.h"
 
 /* A gnuplot single-quoted string: a quote is written twice. */

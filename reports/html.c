@@ -1,4 +1,4 @@
-/* html.c: the report's page (see rpt.h): the head with a guide to reading
+/* html.c: the report's page (see report_int.h): the head with a guide to reading
  * it and the glossaries of metrics and policies, the at-a-glance table, and
  * a section per scenario with its metric table and charts.
  *
@@ -12,7 +12,7 @@
 
 #include "reports/diff.h"
 #include "reports/fmt.h"
-#include "reports/rpt.h"
+#include "reports/report_int.h"
 #include "reports/stats.h"
 #include "sim/checker.h"
 #include "sim/policy.h"

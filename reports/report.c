@@ -1,5 +1,5 @@
 /* report.c: the comparison report's entry (see report.h; the files that
- * draw it share reports/rpt.h).
+ * draw it share reports/report_int.h).
  *
  * The page is built in one pass over the scenarios of the database: the
  * database's groups are gathered into sections by scenario hash, then
@@ -20,7 +20,7 @@
 #include <unistd.h>
 
 #include "reports/rdb.h"
-#include "reports/rpt.h"
+#include "reports/report_int.h"
 #include "sim/scenario.h"
 #include "sim/util.h"
 

@@ -1,4 +1,4 @@
-/* timeline.c: what happened in one run of each policy (see rpt.h): a
+/* timeline.c: what happened in one run of each policy (see report_int.h): a
  * timeline of runs per handler, a close-up of the first crash, and the
  * backlog of items over time.
  *
@@ -20,7 +20,7 @@
 #include <sqlite3.h>
 
 #include "reports/fmt.h"
-#include "reports/rpt.h"
+#include "reports/report_int.h"
 #include "sim/policy.h"
 #include "sim/scenario.h"
 #include "sim/sim.h"

@@ -21,6 +21,7 @@
 #include <stdint.h>
 
 #include "sim/hist.h"
+#include "sim/metric.h"
 #include "sim/vocab.h"
 #include "sim/world.h"
 
@@ -101,19 +102,10 @@ void checker_delivery(struct checker *c, uint32_t handler, uint64_t id, int ok, 
 void checker_finish(struct checker *c, int64_t end_us, struct checker_result *out);
 void checker_result_free(struct checker_result *r);
 
-/* Metric names for expect lines, tables and the database, in one table:
- * "published", "latency.p99", "recovery_ok", ...  metric_get returns 0 and
- * the value (durations in us, booleans 0/1), or -1 for an unknown name. */
-struct metric_info {
-    const char *name;
-    int is_duration;               /* value in us, printed as a duration */
-    int is_bool;
-    int per_handler;               /* defined for one handler, too */
-    const char *help;
-};
-extern const struct metric_info metric_table[];
-extern const int metric_count;
-const struct metric_info *metric_find(const char *name);
+/* The value of metric `name` (metric.h) for handler template tmpl, or for
+ * the whole scenario when tmpl is -1: returns 0 and *out (durations in us,
+ * booleans 0/1), or -1 for an unknown name, a template out of range, or a
+ * metric not defined per handler. */
 int metric_get(const struct checker_result *r, int tmpl, const char *name, double *out);
 
 #endif

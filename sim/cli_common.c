@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "sim/cli.h"
+#include "sim/refs.h"
 #include "sim/store.h"
 
 /* --- option values ------------------------------------------------------------------------ */
@@ -87,7 +88,7 @@ int cli_opt_set(void *opts, const char *v)
 
 int cli_load_scenario(const char *path, struct scenario **out, struct diag *d)
 {
-    return scenario_parse(path, out, d);
+    return scenario_parse_ex(path, &refs_builtin, out, d);
 }
 
 int cli_load_all(const struct cli_opts *o, struct scenario **scn)

@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "sim/cal.h"
-#include "sim/scenario.h"
+#include "sim/syntax.h"
 #include "sim/util.h"
 
 extern const struct policy_ops policy_oracle, policy_poll, policy_wakeat, policy_vistimeout, policy_interval,

@@ -3,16 +3,20 @@
  * A scenario describes a host running workflows (templates stamped out
  * `x N` times), the outside world that feeds them (publishes and sources),
  * faults, expectations and policy parameters.  This header is the contract
- * between the parser (scenario.c), the engine (sim.c) and the checker: the
+ * between the parser (scenario*.c), the engine (sim.c) and the checker: the
  * parser fills it, validates every value and reference, and nothing after it
- * has to re-check the file.
+ * has to re-check the file.  References to policies, their parameters and
+ * metrics are checked through callbacks that the caller passes in (struct
+ * scenario_refs), so that the parser includes neither the policy registry
+ * nor the checker.
  *
- * Invariant: a `struct scenario` returned by scenario_parse is complete and
- * consistent (every name resolved to an index, every value in range, every
- * limit below respected).  Times are integer microseconds since the
- * scenario's start instant unless a name says otherwise.
+ * Invariant: a `struct scenario` returned by scenario_parse_ex is complete
+ * and consistent (every name resolved to an index, every value in range,
+ * every limit below respected, every reference to a policy, parameter or
+ * metric accepted by the callbacks given).  Times are integer microseconds
+ * since the scenario's start instant unless a name says otherwise.
  *
- * Ownership: scenario_parse allocates everything reachable from the struct;
+ * Ownership: the parser allocates everything reachable from the struct;
  * scenario_free releases it all. */
 #ifndef SIM_SCENARIO_H
 #define SIM_SCENARIO_H
@@ -191,9 +195,9 @@ struct trigger_def {
 
 enum expect_op { OP_LT, OP_LE, OP_GT, OP_GE, OP_EQ, OP_NE };
 /* `expect POLICY[,POLICY...]|* METRIC [for WF.HANDLER] OP VALUE`.
- * metric is a name from checker.h (e.g. "lost", "latency.p99",
- * "recovery_ok"); value is a number, a duration (stored in us) or
- * true/false (1/0). */
+ * metric is a metric name (metric.h, as checked by scenario_refs.metric:
+ * e.g. "lost", "latency.p99", "recovery_ok"); value is a number, a duration
+ * (stored in us) or true/false (1/0). */
 struct expect_def {
     char **policies;               /* NULL-terminated; {"*"} for every policy */
     char *metric;
@@ -254,19 +258,67 @@ struct diag {
 /* Prints "file:line:col: error: msg" to stderr. */
 void diag_print(const struct diag *d);
 
-/* Parses the scenario file at path.  Returns 0 and *out, or -1 with *d set
+/* What the parser knows of a metric named in an expect line. */
+struct scenario_metric {
+    int is_duration;               /* the value is a duration (stored in us) */
+    int is_bool;                   /* the value is true or false; only == and != apply */
+    int per_handler;               /* `for WORKFLOW.HANDLER` is allowed */
+};
+
+/* What a reference callback returns: the name is good, or the policy (or
+ * metric) has no such name or key, or the key exists but its value does not
+ * fit.  The parser reports SCN_REF_UNKNOWN at the name or key and
+ * SCN_REF_BAD_VALUE at the value. */
+enum { SCN_REF_OK = 0, SCN_REF_UNKNOWN = -1, SCN_REF_BAD_VALUE = -2 };
+
+/* The references a scenario makes to things outside it: registered policies
+ * and their parameters (`set`, `variant`, `expect`), and metrics (`expect`).
+ * The parser checks them through these callbacks, which the caller passes
+ * in (sim/refs.h has the standard ones, backed by the policy registry and
+ * the metric table), so that the parser depends on neither.  On an error a
+ * callback writes a complete message to msg (n bytes: lowercase, no full
+ * stop, the subject quoted) and the parser adds the location.  ctx is passed
+ * back unchanged.
+ *   policy: is name a registered policy?  SCN_REF_OK or SCN_REF_UNKNOWN
+ *           ("unknown policy 'x' (valid: ...)").  A name that is not
+ *           registered may still be a variant of the file.
+ *   param:  does key=value fit policy `policy` (a registered policy, or the
+ *           base of a variant)?  SCN_REF_OK, SCN_REF_UNKNOWN (no such key, or
+ *           no such policy) or SCN_REF_BAD_VALUE.
+ *   metric: is name a metric?  SCN_REF_OK and *out, or SCN_REF_UNKNOWN.
+ * A NULL scenario_refs, or a NULL member, skips that check, and the file is
+ * read as if every such name were good:
+ *   policy NULL: any well-formed policy name is accepted in set, variant and
+ *           expect lines (a name that is a variant of the file still resolves
+ *           to it); a variant's name is not checked against the registry;
+ *   param NULL: key=value pairs are checked for their form and repetition
+ *           only;
+ *   metric NULL: any metric name is accepted, `for` is allowed, and the value
+ *           is read by its form: true or false (1 or 0), a number, else a
+ *           duration (in us). */
+struct scenario_refs {
+    void *ctx;
+    int (*policy)(void *ctx, const char *name, char *msg, size_t n);
+    int (*param)(void *ctx, const char *policy, const char *key, const char *value, char *msg, size_t n);
+    int (*metric)(void *ctx, const char *name, struct scenario_metric *out, char *msg, size_t n);
+};
+
+/* Parses the scenario file at path, checking its references through refs
+ * (NULL: not checked, see above).  Returns 0 and *out, or -1 with *d set
  * (nothing allocated).  Trace files named by the scenario are read relative
- * to the scenario's directory. */
-int scenario_parse(const char *path, struct scenario **out, struct diag *d);
+ * to the scenario's directory.  refs is used only during the call. */
+int scenario_parse_ex(const char *path, const struct scenario_refs *refs, struct scenario **out, struct diag *d);
 /* The same, from a buffer (path only names it in messages and resolves
  * trace files). */
+int scenario_parse_buf_ex(const char *path, const char *buf, size_t len, const struct scenario_refs *refs,
+                          struct scenario **out, struct diag *d);
+/* scenario_parse_ex and scenario_parse_buf_ex with refs NULL: the file's
+ * syntax, values and its own references are checked, the names of policies,
+ * parameters and metrics are not.  For a file that was checked before (a
+ * report re-reading a run's scenario) and for benchmarks. */
+int scenario_parse(const char *path, struct scenario **out, struct diag *d);
 int scenario_parse_buf(const char *path, const char *buf, size_t len, struct scenario **out, struct diag *d);
 void scenario_free(struct scenario *s);
-
-/* Parses a duration: an integer followed by a unit us|ms|s|m|h|d, or several
- * concatenated (1h30m); also the `1d09:00:30` form (days + clock).  Returns 0
- * or -1 with msg.  Used by the CLI for --set values too. */
-int scn_parse_duration(const char *s, int64_t *us, char *msg, size_t n);
 
 /* The nominal due instants of a schedule in [from_us, to_us), in order,
  * relative to the scenario start.  Calls fn for each; stops early if fn

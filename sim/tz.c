@@ -482,67 +482,69 @@ static void zone_push(struct cal_zone *z, size_t *cap, int64_t t, int32_t off, u
     z->n++;
 }
 
-/* Builds z from a TZif image.  Returns 0 or -1 with a reason in why. */
-static int tzif_parse(const unsigned char *buf, size_t len, struct cal_zone *z, const char **why)
+/* The data block of a TZif image that tzif_parse reads: the version 2+
+ * block (64-bit times) when there is one, else the version 1 block. */
+struct tzif_data {
+    struct tzif_hdr h;             /* the counts of that block */
+    const unsigned char *data;     /* its first byte */
+    size_t tsize;                  /* bytes per transition time: 4 or 8 */
+    char footer[TZ_FOOTER_MAX + 1]; /* the POSIX TZ footer; "" for version 1 */
+};
+
+/* Finds the data block and the footer of buf.  Returns 0 or -1 with why. */
+static int tzif_locate(const unsigned char *buf, size_t len, struct tzif_data *d, const char **why)
 {
-    struct tzif_hdr h;
-    if (tzif_hdr(buf, len, &h)) {
+    if (tzif_hdr(buf, len, &d->h)) {
         *why = "not a TZif file";
         return -1;
     }
-    size_t blen = tzif_block_len(&h, 4);
-    const unsigned char *data = buf + 44;
-    size_t tsize = 4;
-    const char *footer = "";
-    char footer_buf[TZ_FOOTER_MAX + 1];
+    size_t blen = tzif_block_len(&d->h, 4);
+    d->data = buf + 44;
+    d->tsize = 4;
+    d->footer[0] = '\0';
     if (!blen || 44 + blen > len) {
         *why = "truncated or oversized version 1 data";
         return -1;
     }
-    if (h.version >= '2') {
-        size_t off2 = 44 + blen;
-        if (tzif_hdr(buf + off2, len - off2, &h)) {
-            *why = "missing version 2 header";
-            return -1;
-        }
-        blen = tzif_block_len(&h, 8);
-        data = buf + off2 + 44;
-        tsize = 8;
-        if (!blen || off2 + 44 + blen > len) {
-            *why = "truncated or oversized version 2 data";
-            return -1;
-        }
-        const unsigned char *f = data + blen, *end = buf + len;
-        if (f >= end || *f != '\n') {
-            *why = "missing footer";
-            return -1;
-        }
-        const unsigned char *nl = memchr(f + 1, '\n', (size_t)(end - f - 1));
-        if (!nl || (size_t)(nl - f - 1) > TZ_FOOTER_MAX) {
-            *why = "malformed footer";
-            return -1;
-        }
-        memcpy(footer_buf, f + 1, (size_t)(nl - f - 1));
-        footer_buf[nl - f - 1] = '\0';
-        footer = footer_buf;
-    }
-    if (h.leapcnt) {
-        *why = "it has leap seconds (use the zone without the 'right/' prefix)";
+    if (d->h.version < '2')
+        return 0;
+    size_t off2 = 44 + blen;
+    if (tzif_hdr(buf + off2, len - off2, &d->h)) {
+        *why = "missing version 2 header";
         return -1;
     }
-    if (h.typecnt == 0 || (h.isstdcnt && h.isstdcnt != h.typecnt) ||
-        (h.isutcnt && h.isutcnt != h.typecnt)) {
-        *why = "bad counts";
+    blen = tzif_block_len(&d->h, 8);
+    d->data = buf + off2 + 44;
+    d->tsize = 8;
+    if (!blen || off2 + 44 + blen > len) {
+        *why = "truncated or oversized version 2 data";
         return -1;
     }
-    const unsigned char *times = data, *idx = data + h.timecnt * tsize, *types = idx + h.timecnt;
-    int32_t type_off[TZ_TYPES_MAX];
-    uint8_t type_dst[TZ_TYPES_MAX];
+    const unsigned char *f = d->data + blen, *end = buf + len;
+    if (f >= end || *f != '\n') {
+        *why = "missing footer";
+        return -1;
+    }
+    const unsigned char *nl = memchr(f + 1, '\n', (size_t)(end - f - 1));
+    if (!nl || (size_t)(nl - f - 1) > TZ_FOOTER_MAX) {
+        *why = "malformed footer";
+        return -1;
+    }
+    memcpy(d->footer, f + 1, (size_t)(nl - f - 1));
+    d->footer[nl - f - 1] = '\0';
+    return 0;
+}
+
+/* Reads the local time types at `types` into type_off/type_dst and z's
+ * offset range.  Returns 0 or -1 with why. */
+static int tzif_types(const struct tzif_hdr *h, const unsigned char *types, struct cal_zone *z, int32_t *type_off,
+                      uint8_t *type_dst, const char **why)
+{
     z->min_off = INT32_MAX;
     z->max_off = INT32_MIN;
-    for (uint32_t k = 0; k < h.typecnt; k++) {
+    for (uint32_t k = 0; k < h->typecnt; k++) {
         int32_t o = (int32_t)be32(types + 6 * k);
-        if (o < -TZ_OFF_MAX || o > TZ_OFF_MAX || types[6 * k + 4] > 1 || types[6 * k + 5] >= h.charcnt) {
+        if (o < -TZ_OFF_MAX || o > TZ_OFF_MAX || types[6 * k + 4] > 1 || types[6 * k + 5] >= h->charcnt) {
             *why = "bad local time type";
             return -1;
         }
@@ -553,61 +555,99 @@ static int tzif_parse(const unsigned char *buf, size_t len, struct cal_zone *z, 
         if (o > z->max_off)
             z->max_off = o;
     }
+    return 0;
+}
+
+/* Reads the POSIX TZ footer into z's rule, and widens z's offset range by
+ * its offsets.  timecnt: transitions in the table.  Returns 0 or -1 with why. */
+static int tzif_footer(const char *footer, uint32_t timecnt, struct cal_zone *z, const char **why)
+{
+    int has_std;
+    if (tzs_parse(footer, z, &has_std)) {
+        *why = "malformed POSIX TZ footer";
+        return -1;
+    }
+    if (!has_std)
+        return 0;
+    if (z->std_off < -TZ_OFF_MAX || z->std_off > TZ_OFF_MAX ||
+        (z->has_rule && (z->dst_off < -TZ_OFF_MAX || z->dst_off > TZ_OFF_MAX))) {
+        *why = "footer offset out of range";
+        return -1;
+    }
+    if (timecnt == 0 && !z->has_rule) {
+        z->off0 = z->std_off; /* RFC 8536: the footer then rules all time */
+        z->isdst0 = 0;
+    }
+    int32_t offs[2] = {z->std_off, z->has_rule ? z->dst_off : z->std_off};
+    for (int k = 0; k < 2; k++) {
+        if (offs[k] < z->min_off)
+            z->min_off = offs[k];
+        if (offs[k] > z->max_off)
+            z->max_off = offs[k];
+    }
+    return 0;
+}
+
+/* Appends the rule's transitions after the table's last, in order, up to
+ * TZ_GEN_END_YEAR (z has a rule and a non-empty table). */
+static void tzif_extend(struct cal_zone *z, size_t *cap)
+{
+    int64_t y0, first_y;
+    int mon, mday;
+    cal__civil_from_days(cal__floor_div(z->t[z->n - 1], CAL__S_PER_DAY), &y0, &mon, &mday);
+    first_y = y0 - 1;
+    if (first_y >= TZ_GEN_END_YEAR)
+        return;
+    size_t ne = (size_t)(TZ_GEN_END_YEAR - first_y + 1) * 2;
+    struct tz_trans *e = xmalloc(ne * sizeof *e);
+    for (size_t k = 0; k < ne / 2; k++)
+        rule_year(z, first_y + (int64_t)k, &e[2 * k]);
+    trans_sort(e, ne);
+    int64_t table_end = z->t[z->n - 1];
+    for (size_t k = 0; k < ne; k++)
+        if (e[k].t > table_end)
+            zone_push(z, cap, e[k].t, e[k].off, e[k].isdst);
+    free(e);
+}
+
+/* Builds z from a TZif image.  Returns 0 or -1 with a reason in why. */
+static int tzif_parse(const unsigned char *buf, size_t len, struct cal_zone *z, const char **why)
+{
+    struct tzif_data d;
+    if (tzif_locate(buf, len, &d, why))
+        return -1;
+    const struct tzif_hdr *h = &d.h;
+    if (h->leapcnt) {
+        *why = "it has leap seconds (use the zone without the 'right/' prefix)";
+        return -1;
+    }
+    if (h->typecnt == 0 || (h->isstdcnt && h->isstdcnt != h->typecnt) ||
+        (h->isutcnt && h->isutcnt != h->typecnt)) {
+        *why = "bad counts";
+        return -1;
+    }
+    const unsigned char *times = d.data, *idx = d.data + h->timecnt * d.tsize, *types = idx + h->timecnt;
+    int32_t type_off[TZ_TYPES_MAX];
+    uint8_t type_dst[TZ_TYPES_MAX];
+    if (tzif_types(h, types, z, type_off, type_dst, why))
+        return -1;
     z->off0 = type_off[0];
     z->isdst0 = type_dst[0];
     size_t cap = 0;
     int64_t last = INT64_MIN;
-    for (uint32_t k = 0; k < h.timecnt; k++) {
-        int64_t t = tsize == 8 ? be64(times + 8 * k) : (int64_t)(int32_t)be32(times + 4 * k);
-        if ((k > 0 && t <= last) || idx[k] >= h.typecnt) {
+    for (uint32_t k = 0; k < h->timecnt; k++) {
+        int64_t t = d.tsize == 8 ? be64(times + 8 * k) : (int64_t)(int32_t)be32(times + 4 * k);
+        if ((k > 0 && t <= last) || idx[k] >= h->typecnt) {
             *why = "transitions out of order or with a bad type";
             return -1;
         }
         last = t;
         zone_push(z, &cap, t, type_off[idx[k]], type_dst[idx[k]]);
     }
-    int has_std;
-    if (tzs_parse(footer, z, &has_std)) {
-        *why = "malformed POSIX TZ footer";
+    if (tzif_footer(d.footer, h->timecnt, z, why))
         return -1;
-    }
-    if (has_std) {
-        if (z->std_off < -TZ_OFF_MAX || z->std_off > TZ_OFF_MAX ||
-            (z->has_rule && (z->dst_off < -TZ_OFF_MAX || z->dst_off > TZ_OFF_MAX))) {
-            *why = "footer offset out of range";
-            return -1;
-        }
-        if (h.timecnt == 0 && !z->has_rule) {
-            z->off0 = z->std_off; /* RFC 8536: the footer then rules all time */
-            z->isdst0 = 0;
-        }
-        int32_t offs[2] = {z->std_off, z->has_rule ? z->dst_off : z->std_off};
-        for (int k = 0; k < 2; k++) {
-            if (offs[k] < z->min_off)
-                z->min_off = offs[k];
-            if (offs[k] > z->max_off)
-                z->max_off = offs[k];
-        }
-    }
-    if (z->has_rule && z->n > 0) {
-        /* Precompute the rule's transitions after the table, in order. */
-        int64_t y0, first_y = 0;
-        int mon, mday;
-        cal__civil_from_days(cal__floor_div(z->t[z->n - 1], CAL__S_PER_DAY), &y0, &mon, &mday);
-        first_y = y0 - 1;
-        if (first_y < TZ_GEN_END_YEAR) {
-            size_t ne = (size_t)(TZ_GEN_END_YEAR - first_y + 1) * 2;
-            struct tz_trans *e = xmalloc(ne * sizeof *e);
-            for (size_t k = 0; k < ne / 2; k++)
-                rule_year(z, first_y + (int64_t)k, &e[2 * k]);
-            trans_sort(e, ne);
-            int64_t table_end = z->t[z->n - 1];
-            for (size_t k = 0; k < ne; k++)
-                if (e[k].t > table_end)
-                    zone_push(z, &cap, e[k].t, e[k].off, e[k].isdst);
-            free(e);
-        }
-    }
+    if (z->has_rule && z->n > 0)
+        tzif_extend(z, &cap);
     return 0;
 }
 

@@ -10,13 +10,14 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "sim/refs.h"
 #include "sim/sim.h"
 
 static inline struct scenario *simtest_parse(const char *name, const char *text)
 {
     struct scenario *s;
     struct diag d;
-    int rc = scenario_parse_buf(name, text, strlen(text), &s, &d);
+    int rc = scenario_parse_buf_ex(name, text, strlen(text), &refs_builtin, &s, &d);
     if (rc != 0)
         diag_print(&d);
     assert_int_equal(rc, 0);

@@ -7,6 +7,9 @@
  *   `# error: [FILE:]LINE:COL: MESSAGE-SUBSTRING` (FILE, relative to
  *   tests/bad, when the error is inside a trace file);
  * - scn_parse_duration on valid and invalid input;
+ * - the reference callbacks (struct scenario_refs): none at all, and a fake
+ *   registry that sees its context and whose messages land at the right
+ *   line:col;
  * - schedule_dues / schedule_next / schedule_period_at for every, at and
  *   cron, including a cron in Europe/Berlin across the spring DST change;
  * - robustness: truncations and random byte mutations of the good files
@@ -26,9 +29,13 @@
 #include <string.h>
 
 #include "sim/cal.h"
+#include "sim/refs.h"
 #include "sim/scenario.h"
+#include "sim/syntax.h"
 #include "sim/util.h"
 #include "sim/rng.h"
+
+#include "tests/expect.h"
 
 #define S(x) ((int64_t)(x) * US_PER_S)
 
@@ -78,7 +85,7 @@ static struct scenario *parse_ok(const char *path)
 {
     struct scenario *s = NULL;
     struct diag d;
-    if (scenario_parse(path, &s, &d) != 0) {
+    if (scenario_parse_ex(path, &refs_builtin, &s, &d) != 0) {
         diag_print(&d);
         fail_msg("%s does not parse", path);
     }
@@ -87,7 +94,7 @@ static struct scenario *parse_ok(const char *path)
 
 static int parse_text(const char *text, struct scenario **s, struct diag *d)
 {
-    return scenario_parse_buf("tests/inline.scn", text, strlen(text), s, d);
+    return scenario_parse_buf_ex("tests/inline.scn", text, strlen(text), &refs_builtin, s, d);
 }
 
 /* --- (a) good files ----------------------------------------------------------------- */
@@ -450,7 +457,7 @@ static void test_bad_files(void **state)
 
         struct scenario *s = NULL;
         struct diag d;
-        if (scenario_parse(files[i], &s, &d) == 0) {
+        if (scenario_parse_ex(files[i], &refs_builtin, &s, &d) == 0) {
             print_error("%s: parsed, expected %d:%d: %s\n", files[i], wl, wc, want_msg);
             scenario_free(s);
             failures++;
@@ -710,6 +717,134 @@ static void test_schedule_from_file(void **state)
     scenario_free(s);
 }
 
+/* --- (e) reference callbacks ------------------------------------------------------------------- */
+
+/* The same body under every set of callbacks: a variant, a set on it and on
+ * its base, an expect on a policy list, a per-handler metric. */
+#define REFS_BODY                                                          \
+    "horizon 1d\n"                                                         \
+    "workflow w\n"                                                         \
+    "  producer p every 1h runs 1s publish t\n"
+
+static void test_refs_none(void **state)
+{
+    (void)state;
+    struct scenario *s;
+    struct diag d;
+    /* Without callbacks, names of policies, parameters and metrics are not
+     * checked, and a value is read by its form. */
+    const char *text = REFS_BODY "set nosuch.k=v\n"
+                                 "variant v other a=b\n"
+                                 "set v.c=d\n"
+                                 "expect v,nosuch made_up for w.p < 5m\n"
+                                 "expect * flag == true\n"
+                                 "expect * count >= 2.5\n";
+    if (scenario_parse_buf_ex("tests/refs.scn", text, strlen(text), NULL, &s, &d) != 0) {
+        diag_print(&d);
+        fail();
+    }
+    EXPECT_I64(s->nexpects, 3, "expects");
+    EXPECT_STR(s->expects[0].metric, "made_up", "metric");
+    EXPECT_I64((int64_t)s->expects[0].value, 5 * 60 * US_PER_S, "duration by form");
+    EXPECT_I64(s->expects[0].handler, 0, "for w.p");
+    EXPECT_I64((int64_t)s->expects[1].value, 1, "true by form");
+    assert_true(s->expects[2].value == 2.5);
+    EXPECT_STR(s->variants[0].base, "other", "variant base");
+    scenario_free(s);
+    /* The plain entry points are the same as refs NULL. */
+    assert_int_equal(scenario_parse_buf("tests/refs.scn", text, strlen(text), &s, &d), 0);
+    scenario_free(s);
+    /* A value of no form is still an error, at the value. */
+    const char *bad = REFS_BODY "expect * m < 5x\n";
+    assert_int_equal(scenario_parse_buf_ex("tests/refs.scn", bad, strlen(bad), NULL, &s, &d), -1);
+    EXPECT_I64(d.line, 4, "line");
+    EXPECT_I64(d.col, 14, "col");
+    EXPECT_HAS(d.msg, "bad value '5x' for metric 'm'", "message");
+}
+
+/* A fake registry: one policy "alpha" with one key "k" whose only good value
+ * is "good"; one metric "ok", a boolean, not per handler. */
+struct fake_refs {
+    int calls;
+};
+
+static int fake_policy(void *ctx, const char *name, char *msg, size_t n)
+{
+    ((struct fake_refs *)ctx)->calls++;
+    if (!strcmp(name, "alpha"))
+        return SCN_REF_OK;
+    snprintf(msg, n, "no policy '%s' here", name);
+    return SCN_REF_UNKNOWN;
+}
+
+static int fake_param(void *ctx, const char *policy, const char *key, const char *value, char *msg, size_t n)
+{
+    ((struct fake_refs *)ctx)->calls++;
+    if (strcmp(policy, "alpha") || strcmp(key, "k")) {
+        snprintf(msg, n, "no key '%s' in '%s'", key, policy);
+        return SCN_REF_UNKNOWN;
+    }
+    if (strcmp(value, "good")) {
+        snprintf(msg, n, "'%s' is not good", value);
+        return SCN_REF_BAD_VALUE;
+    }
+    return SCN_REF_OK;
+}
+
+static int fake_metric(void *ctx, const char *name, struct scenario_metric *out, char *msg, size_t n)
+{
+    ((struct fake_refs *)ctx)->calls++;
+    if (strcmp(name, "ok")) {
+        snprintf(msg, n, "no metric '%s' here", name);
+        return SCN_REF_UNKNOWN;
+    }
+    *out = (struct scenario_metric){.is_duration = 0, .is_bool = 1, .per_handler = 0};
+    return SCN_REF_OK;
+}
+
+/* Parses REFS_BODY + tail under the fake registry; on an error, checks that
+ * it is at line 4 (the tail's first line), col, with msg in the message. */
+static void fake_case(const char *tail, int col, const char *msg)
+{
+    struct fake_refs fr = {0};
+    const struct scenario_refs refs = {&fr, fake_policy, fake_param, fake_metric};
+    char text[512];
+    snprintf(text, sizeof text, "%s%s", REFS_BODY, tail);
+    struct scenario *s = NULL;
+    struct diag d;
+    int rc = scenario_parse_buf_ex("tests/refs.scn", text, strlen(text), &refs, &s, &d);
+    assert_true(fr.calls > 0);
+    if (!msg) {
+        if (rc != 0)
+            fail_msg("'%s': %d:%d: %s", tail, d.line, d.col, d.msg);
+        scenario_free(s);
+        return;
+    }
+    if (rc == 0)
+        fail_msg("'%s' parsed, expected an error with '%s'", tail, msg);
+    EXPECT_I64(d.line, 4, tail);
+    EXPECT_I64(d.col, col, tail);
+    EXPECT_HAS(d.msg, msg, tail);
+}
+
+static void test_refs_fake(void **state)
+{
+    (void)state;
+    fake_case("set alpha.k=good\nexpect alpha ok == true\n", 0, NULL);
+    fake_case("variant v alpha k=good\nset v.k=good\nexpect v,alpha ok != false\n", 0, NULL);
+    fake_case("set beta.k=good\n", 5, "no policy 'beta' here");
+    fake_case("set alpha.x=good\n", 11, "no key 'x' in 'alpha'");
+    fake_case("set alpha.k=bad\n", 13, "'bad' is not good");
+    fake_case("variant v beta\n", 11, "no policy 'beta' here");
+    fake_case("variant alpha alpha\n", 9, "clashes with a registered policy");
+    fake_case("variant v alpha k=bad\n", 19, "'bad' is not good");
+    fake_case("expect alpha,gamma ok == true\n", 14, "no policy 'gamma' here");
+    fake_case("expect alpha,gamma ok == true\nvariant v alpha\n", 14, "no policy 'gamma' here; variants: v");
+    fake_case("expect alpha nope == 1\n", 14, "no metric 'nope' here");
+    fake_case("expect alpha ok == 1\n", 20, "expected true or false for the boolean metric 'ok'");
+    fake_case("expect alpha ok for w.p == true\n", 17, "metric 'ok' is not defined per handler");
+}
+
 /* --- robustness ------------------------------------------------------------------------------- */
 
 static struct rng rng_state = {UINT64_C(0x9e3779b97f4a7c15)};
@@ -719,7 +854,7 @@ static void parse_any(const char *path, const char *buf, size_t len)
 {
     struct scenario *s = (struct scenario *)1;
     struct diag d;
-    int rc = scenario_parse_buf(path, buf, len, &s, &d);
+    int rc = scenario_parse_buf_ex(path, buf, len, &refs_builtin, &s, &d);
     if (rc == 0) {
         assert_non_null(s);
         scenario_free(s);
@@ -851,6 +986,8 @@ int main(void)
         cmocka_unit_test(test_inline_forms),
         cmocka_unit_test(test_bad_files),
         cmocka_unit_test(test_durations),
+        cmocka_unit_test(test_refs_none),
+        cmocka_unit_test(test_refs_fake),
         cmocka_unit_test(test_schedule_every),
         cmocka_unit_test(test_schedule_at),
         cmocka_unit_test(test_schedule_cron_utc),

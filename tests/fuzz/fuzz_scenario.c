@@ -3,6 +3,7 @@
  * never crash, hang or leak. */
 #include <string.h>
 
+#include "sim/refs.h"
 #include "sim/scenario.h"
 #include "tests/fuzz/fuzz.h"
 
@@ -11,7 +12,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     struct scenario *s = NULL;
     struct diag d;
     memset(&d, 0, sizeof d);
-    if (scenario_parse_buf("fuzz.scn", (const char *)data, size, &s, &d) == 0) {
+    if (scenario_parse_buf_ex("fuzz.scn", (const char *)data, size, &refs_builtin, &s, &d) == 0) {
         FUZZ_CHECK(s != NULL);
         FUZZ_CHECK(s->horizon_us > 0);
         scenario_free(s);

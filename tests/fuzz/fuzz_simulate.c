@@ -6,6 +6,7 @@
  * instances are skipped (they are valid, but too slow to fuzz). */
 #include <string.h>
 
+#include "sim/refs.h"
 #include "sim/sim.h"
 #include "tests/fuzz/fuzz.h"
 
@@ -13,7 +14,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     struct scenario *s = NULL;
     struct diag d;
-    if (scenario_parse_buf("fuzz.scn", (const char *)data, size, &s, &d) != 0)
+    if (scenario_parse_buf_ex("fuzz.scn", (const char *)data, size, &refs_builtin, &s, &d) != 0)
         return 0;
     if (s->ninstances > 200) {
         scenario_free(s);

@@ -15,8 +15,8 @@
  * Errors: the first one is kept in struct rpt (rpt_fail); every function
  * that can fail returns -1 after recording it, and the caller stops.  Once
  * R->code is set, nothing more is drawn or written. */
-#ifndef REPORTS_RPT_H
-#define REPORTS_RPT_H
+#ifndef REPORTS_REPORT_INT_H
+#define REPORTS_REPORT_INT_H
 
 #include <stdarg.h>
 #include <stddef.h>
