@@ -128,21 +128,35 @@ static const char *help_report =
     "  -h, --help    this help\n";
 
 static const char *help_diff =
-    "usage: simrun diff BASE.db NEW.db [--tolerance METRIC=P%]... [--format text|markdown] [--all]\n"
+    "usage: simrun diff BASE.db NEW.db [--tolerance METRIC=P%]... [--pair-by KEY] [--allow-missing]\n"
+    "                   [--format text|markdown] [--all]\n"
     "\n"
-    "Matches the runs of two results databases by scenario hash, policy,\n"
-    "parameters and seed set, and compares every whole-scenario metric.  A change\n"
-    "is a regression when it goes the worse way (lower is better for lost,\n"
-    "duplicates, missed, busy loops, wake-ups, overlaps, latency, lateness, ...;\n"
-    "higher for recovery_ok) by more than the tolerance, a percentage of the base\n"
-    "value, and, over several seeds, the 95% confidence interval of the per-seed\n"
-    "difference excludes zero.  A run that stops being ok (livelock) regresses too.\n"
-    "Exits 1 if there is a regression (naming the metric), 0 otherwise.\n"
+    "Pairs the runs of two results databases -- by default by scenario and policy\n"
+    "label (a policy's or a variant's name), then by seed -- and compares every\n"
+    "whole-scenario metric.  Parameters that differ between paired runs are shown\n"
+    "as the change under test.\n"
+    "\n"
+    "Correctness metrics (lost, dropped, stranded, duplicates, double_effects,\n"
+    "missed, runs_cutoff, overlaps, overlap_runs, stuck, livelock, recovery_ok,\n"
+    "dup_deliveries, undelivered) and the run status are gated exactly: worse in\n"
+    "any paired seed is a regression, named with its seed.  Performance metrics\n"
+    "(latency, lateness, busy loops, wake-ups, ...) regress when they are worse by\n"
+    "more than the tolerance, a percentage of the base mean, and, over several\n"
+    "seeds, the 95% confidence interval of the per-seed difference excludes zero.\n"
+    "Exits 1 on a regression, or when runs of BASE are missing from NEW (unless\n"
+    "--allow-missing); 0 otherwise; 2 on bad usage or an unreadable database.\n"
     "\n"
     "options:\n"
-    "  -t, --tolerance METRIC=P%   allowed worsening of a metric ('*' for all;\n"
-    "                              repeatable, or comma-separated); defaults: 0%\n"
-    "                              for correctness metrics, 5% for performance ones\n"
+    "  -t, --tolerance METRIC=P%   allowed worsening of a performance metric ('*'\n"
+    "                              for all; repeatable, or comma-separated;\n"
+    "                              default 5%); an error for a correctness metric\n"
+    "  --pair-by KEY               what pairs runs of the two databases: a comma-\n"
+    "                              separated list of scenario (its hash), name (the\n"
+    "                              scenario's name), policy (the label; also\n"
+    "                              'variant'), base (the registered policy) and\n"
+    "                              params; default scenario,policy\n"
+    "  --allow-missing             runs of BASE without a partner in NEW warn\n"
+    "                              instead of failing the diff\n"
     "  --format FMT                text (default) or markdown (for CI comments)\n"
     "  --all                       list unchanged metrics too\n"
     "  -h, --help                  this help\n";
@@ -1009,6 +1023,14 @@ static int cmd_diff(int argc, char **argv)
                 return usage_error("unknown format '%s' (valid: text, markdown)", v);
         } else if (!strcmp(a, "--all")) {
             dopt.all = 1;
+        } else if (!strcmp(a, "--pair-by")) {
+            char msg[256];
+            if (!(v = need_arg(argc, argv, &i)))
+                return usage_error("option '%s' needs a value", a);
+            if (diff_parse_pair_by(v, &dopt.pair_by, msg, sizeof msg) != 0)
+                return usage_error("%s", msg);
+        } else if (!strcmp(a, "--allow-missing")) {
+            dopt.allow_missing = 1;
         } else if (a[0] == '-' && a[1]) {
             return usage_error("unknown option '%s'", a);
         } else {
