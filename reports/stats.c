@@ -1,4 +1,5 @@
-/* stats.c: Welford accumulation and Student t intervals (see stats.h).
+/* stats.c: Welford accumulation, Student t intervals and exact intervals
+ * for counts and shares (see stats.h).
  *
  * The t distribution is computed, not tabulated, so that any number of
  * seeds gets its exact interval.  For df <= STATS_T_SERIES_MAX the CDF is
@@ -17,7 +18,7 @@
 
 void stats_init(struct stats_acc *a)
 {
-    *a = (struct stats_acc){.n = 0, .mean = 0, .m2 = 0, .min = NAN, .max = NAN};
+    *a = (struct stats_acc){.n = 0, .mean = 0, .m2 = 0, .min = NAN, .max = NAN, .sum = 0, .fractional = 0};
 }
 
 void stats_add(struct stats_acc *a, double x)
@@ -32,6 +33,9 @@ void stats_add(struct stats_acc *a, double x)
         a->min = x;
     if (a->n == 1 || x > a->max)
         a->max = x;
+    a->sum += x;
+    if (x != floor(x))
+        a->fractional = 1;
 }
 
 double stats_sd(const struct stats_acc *a)
@@ -126,4 +130,227 @@ double stats_t_quantile(double p, uint64_t df)
             hi = mid;
     }
     return (lo + hi) / 2;
+}
+
+/* --- incomplete gamma and beta functions ----------------------------------------------- */
+
+#define STATS_EPS 1e-15
+#define STATS_TINY 1e-300
+#define STATS_ITMAX 10000000
+#define STATS_WH_MIN 1e5           /* above this shape, Wilson-Hilferty */
+
+/* P(a, x) by its series, for x < a + 1 (terms shrink like x / (a + k)). */
+static double gamma_series(double a, double x)
+{
+    double ap = a, del = 1 / a, sum = del;
+    for (long i = 0; i < STATS_ITMAX; i++) {
+        ap += 1;
+        del *= x / ap;
+        sum += del;
+        if (fabs(del) < fabs(sum) * STATS_EPS)
+            break;
+    }
+    return sum * exp(-x + a * log(x) - lgamma(a));
+}
+
+/* Q(a, x) = 1 - P(a, x) by its continued fraction (modified Lentz), for
+ * x >= a + 1. */
+static double gamma_cfrac(double a, double x)
+{
+    double b = x + 1 - a, c = 1 / STATS_TINY, d = 1 / b, h = d;
+    for (long i = 1; i < STATS_ITMAX; i++) {
+        double an = -(double)i * ((double)i - a);
+        b += 2;
+        d = an * d + b;
+        if (fabs(d) < STATS_TINY)
+            d = STATS_TINY;
+        c = b + an / c;
+        if (fabs(c) < STATS_TINY)
+            c = STATS_TINY;
+        d = 1 / d;
+        double del = d * c;
+        h *= del;
+        if (fabs(del - 1) < STATS_EPS)
+            break;
+    }
+    return exp(-x + a * log(x) - lgamma(a)) * h;
+}
+
+double stats_gamma_p(double a, double x)
+{
+    if (!(a > 0) || isinf(a) || !(x >= 0))
+        return NAN;
+    if (x == 0)
+        return 0;
+    if (isinf(x))
+        return 1;
+    return x < a + 1 ? gamma_series(a, x) : 1 - gamma_cfrac(a, x);
+}
+
+/* Bisection for the x in [lo, hi] where a non-decreasing f(x) crosses p;
+ * f(lo) < p <= f(hi).  Stops at a relative width of 1e-14 (or 1e-300
+ * absolute). */
+static double bisect(double (*f)(double x, const double *args), const double *args, double p, double lo, double hi)
+{
+    for (int i = 0; i < 2000 && hi - lo > 1e-14 * hi && hi - lo > 1e-300; i++) {
+        double mid = lo + (hi - lo) / 2;
+        if (f(mid, args) < p)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    return lo + (hi - lo) / 2;
+}
+
+static double gamma_cdf_at(double x, const double *args)
+{
+    return stats_gamma_p(args[0], x);
+}
+
+double stats_gamma_quantile(double p, double a)
+{
+    if (!(p > 0 && p < 1) || !(a > 0) || isinf(a))
+        return NAN;
+    if (a > STATS_WH_MIN) {
+        /* (X / a)^(1/3) is nearly normal with mean 1 - 1/(9a) and
+         * variance 1/(9a) (Wilson and Hilferty 1931). */
+        double v = 1 / (9 * a), c = 1 - v + normal_quantile(p) * sqrt(v);
+        return a * c * c * c;
+    }
+    double args[1] = {a}, hi = a > 1 ? a : 1;
+    while (stats_gamma_p(a, hi) < p)
+        hi *= 2;
+    return bisect(gamma_cdf_at, args, p, 0, hi);
+}
+
+double stats_chi2_quantile(double p, double df)
+{
+    return 2 * stats_gamma_quantile(p, df / 2);
+}
+
+/* The continued fraction of I_x(a, b) (Numerical Recipes 6.4, modified
+ * Lentz); converges fast for x < (a + 1) / (a + b + 2). */
+static double beta_cfrac(double a, double b, double x)
+{
+    double qab = a + b, qap = a + 1, qam = a - 1, c = 1, d = 1 - qab * x / qap;
+    if (fabs(d) < STATS_TINY)
+        d = STATS_TINY;
+    d = 1 / d;
+    double h = d;
+    for (long m = 1; m < STATS_ITMAX; m++) {
+        double dm = (double)m, m2 = 2 * dm;
+        double aa = dm * (b - dm) * x / ((qam + m2) * (a + m2));
+        d = 1 + aa * d;
+        if (fabs(d) < STATS_TINY)
+            d = STATS_TINY;
+        c = 1 + aa / c;
+        if (fabs(c) < STATS_TINY)
+            c = STATS_TINY;
+        d = 1 / d;
+        h *= d * c;
+        aa = -(a + dm) * (qab + dm) * x / ((a + m2) * (qap + m2));
+        d = 1 + aa * d;
+        if (fabs(d) < STATS_TINY)
+            d = STATS_TINY;
+        c = 1 + aa / c;
+        if (fabs(c) < STATS_TINY)
+            c = STATS_TINY;
+        d = 1 / d;
+        double del = d * c;
+        h *= del;
+        if (fabs(del - 1) < STATS_EPS)
+            break;
+    }
+    return h;
+}
+
+double stats_beta_i(double a, double b, double x)
+{
+    if (!(a > 0) || !(b > 0) || isinf(a) || isinf(b) || !(x >= 0 && x <= 1))
+        return NAN;
+    if (x == 0 || x == 1)
+        return x;
+    double front = exp(lgamma(a + b) - lgamma(a) - lgamma(b) + a * log(x) + b * log1p(-x));
+    if (x < (a + 1) / (a + b + 2))
+        return front * beta_cfrac(a, b, x) / a;
+    return 1 - front * beta_cfrac(b, a, 1 - x) / b;
+}
+
+static double beta_cdf_at(double x, const double *args)
+{
+    return stats_beta_i(args[0], args[1], x);
+}
+
+double stats_beta_quantile(double p, double a, double b)
+{
+    if (!(p > 0 && p < 1) || !(a > 0) || !(b > 0) || isinf(a) || isinf(b))
+        return NAN;
+    double args[2] = {a, b};
+    return bisect(beta_cdf_at, args, p, 0, 1);
+}
+
+/* --- exact intervals ----------------------------------------------------------------------- */
+
+void stats_poisson_interval(uint64_t k, uint64_t n, double conf, double *lo, double *hi)
+{
+    SIM_ASSERT(n >= 1);
+    double tail = (1 - conf) / 2;
+    *lo = k == 0 ? 0 : stats_gamma_quantile(tail, (double)k) / (double)n;
+    *hi = stats_gamma_quantile(1 - tail, (double)k + 1) / (double)n;
+}
+
+void stats_binomial_interval(uint64_t x, uint64_t n, double conf, double *lo, double *hi)
+{
+    SIM_ASSERT(n >= 1 && x <= n);
+    double tail = (1 - conf) / 2;
+    *lo = x == 0 ? 0 : stats_beta_quantile(tail, (double)x, (double)(n - x) + 1);
+    *hi = x == n ? 1 : stats_beta_quantile(1 - tail, (double)x + 1, (double)(n - x));
+}
+
+/* A count over seeds: Garwood's interval, unless the seeds vary
+ * significantly less than a Poisson count (the dispersion index
+ * (n - 1) s^2 / mean below its 2.5 % chi-square quantile: a count that
+ * hardly depends on the seed, such as timer wake-ups), where the t interval
+ * is the honest one; where they vary more (bursts), widened to the t
+ * interval as far as that does not reach below zero. */
+static void count_interval(const struct stats_acc *a, double hw, double *lo, double *hi)
+{
+    double n = (double)a->n, t_lo = a->mean - hw, t_hi = a->mean + hw;
+    if (a->sum > 0 && (n - 1) * stats_sd(a) * stats_sd(a) / a->mean < stats_chi2_quantile(0.025, n - 1)) {
+        *lo = t_lo > 0 ? t_lo : 0;
+        *hi = t_hi;
+        return;
+    }
+    double g_lo, g_hi;
+    stats_poisson_interval((uint64_t)llround(a->sum), a->n, 0.95, &g_lo, &g_hi);
+    *lo = t_lo >= 0 && t_lo < g_lo ? t_lo : g_lo;
+    *hi = t_hi > g_hi ? t_hi : g_hi;
+}
+
+int stats_interval95(const struct stats_acc *a, enum stats_kind kind, double *lo, double *hi)
+{
+    *lo = *hi = NAN;
+    if (a->n < 2)
+        return -1;
+    double hw = stats_ci95(a);
+    int whole = !a->fractional && a->min >= 0 && a->sum < 9e15;
+    if ((kind == STATS_COUNT && !whole) || (kind == STATS_SHARE && !(whole && a->max <= 1)))
+        kind = STATS_NONNEG;
+    switch (kind) {
+    case STATS_COUNT:
+        count_interval(a, hw, lo, hi);
+        break;
+    case STATS_SHARE:
+        stats_binomial_interval((uint64_t)llround(a->sum), a->n, 0.95, lo, hi);
+        break;
+    case STATS_NONNEG:
+        *lo = a->mean - hw > 0 ? a->mean - hw : 0;
+        *hi = a->mean + hw;
+        break;
+    case STATS_REAL:
+        *lo = a->mean - hw;
+        *hi = a->mean + hw;
+        break;
+    }
+    return 0;
 }

@@ -118,11 +118,29 @@ static int opt_diff_format(void *opts, const char *v)
     return 0;
 }
 
+static int opt_pair_by(void *opts, const char *v)
+{
+    struct diff_opts *dopt = &((struct diff_cli *)opts)->d;
+    char msg[256];
+    if (diff_parse_pair_by(v, &dopt->pair_by, msg, sizeof msg) != 0)
+        return cli_usage_error("%s", msg);
+    return 0;
+}
+
 static const struct cli_option diff_options[] = {
     CLI_CALLBACK('t', "tolerance", "METRIC=P%", opt_tolerance,
-                 "allowed worsening of a metric ('*' for all;\n"
-                 "repeatable, or comma-separated); defaults: 0%\n"
-                 "for correctness metrics, 5% for performance ones"),
+                 "allowed worsening of a performance metric ('*'\n"
+                 "for all; repeatable, or comma-separated;\n"
+                 "default 5%); an error for a correctness metric"),
+    CLI_CALLBACK(0, "pair-by", "KEY", opt_pair_by,
+                 "what pairs runs of the two databases: a comma-\n"
+                 "separated list of scenario (its hash), name (the\n"
+                 "scenario's name), policy (the label; also\n"
+                 "'variant'), base (the registered policy) and\n"
+                 "params; default scenario,policy"),
+    CLI_FLAG(0, "allow-missing", struct diff_cli, d.allow_missing,
+             "runs of BASE without a partner in NEW warn\n"
+             "instead of failing the diff"),
     CLI_CALLBACK(0, "format", "FMT", opt_diff_format, "text (default) or markdown (for CI comments)"),
     CLI_FLAG(0, "all", struct diff_cli, d.all, "list unchanged metrics too"),
     CLI_END,
@@ -146,16 +164,23 @@ static int cmd_diff(int argc, char **argv)
 const struct cli_command cli_cmd_diff = {
     .name = "diff",
     .args = "BASE.db NEW.db",
-    .usage = "BASE.db NEW.db [--tolerance METRIC=P%]... [--format text|markdown] [--all]",
+    .usage = "BASE.db NEW.db [--tolerance METRIC=P%]... [--pair-by KEY] [--allow-missing]\n"
+             "                   [--format text|markdown] [--all]",
     .summary = "metric-by-metric regressions between two results databases",
-    .description = "Matches the runs of two results databases by scenario hash, policy,\n"
-                   "parameters and seed set, and compares every whole-scenario metric.  A change\n"
-                   "is a regression when it goes the worse way (lower is better for lost,\n"
-                   "duplicates, missed, busy loops, wake-ups, overlaps, latency, lateness, ...;\n"
-                   "higher for recovery_ok) by more than the tolerance, a percentage of the base\n"
-                   "value, and, over several seeds, the 95% confidence interval of the per-seed\n"
-                   "difference excludes zero.  A run that stops being ok (livelock) regresses too.\n"
-                   "Exits 1 if there is a regression (naming the metric), 0 otherwise.\n",
+    .description = "Pairs the runs of two results databases -- by default by scenario and policy\n"
+                   "label (a policy's or a variant's name), then by seed -- and compares every\n"
+                   "whole-scenario metric.  Parameters that differ between paired runs are shown\n"
+                   "as the change under test.\n"
+                   "\n"
+                   "Correctness metrics (lost, dropped, stranded, duplicates, double_effects,\n"
+                   "missed, runs_cutoff, overlaps, overlap_runs, stuck, livelock, recovery_ok,\n"
+                   "dup_deliveries, undelivered) and the run status are gated exactly: worse in\n"
+                   "any paired seed is a regression, named with its seed.  Performance metrics\n"
+                   "(latency, lateness, busy loops, wake-ups, ...) regress when they are worse by\n"
+                   "more than the tolerance, a percentage of the base mean, and, over several\n"
+                   "seeds, the 95% confidence interval of the per-seed difference excludes zero.\n"
+                   "Exits 1 on a regression, or when runs of BASE are missing from NEW (unless\n"
+                   "--allow-missing); 0 otherwise; 2 on bad usage or an unreadable database.\n",
     .options = diff_options,
     .arg = diff_arg,
     .run = cmd_diff,
