@@ -445,7 +445,7 @@ void sim_item_drop(struct sim *sim, uint64_t item)
         return;
     item_gone(sim, item, ITEM_DROPPED);
     checker_drop(sim->ck, item, DROP_EVICTED, sim->now_us);
-    fold(sim, 2, item, 0);
+    fold(sim, 2, item, DROP_EVICTED);
     trace(sim, "drop", sim->items[item].consumer, 0, "item=%" PRIu64 " evicted", item);
 }
 
@@ -492,6 +492,8 @@ static void publish(struct sim *sim, uint32_t t, int64_t origin_us, uint32_t key
              * items only in memory has nowhere to go. */
             item_gone(sim, id, ITEM_DROPPED);
             checker_drop(sim->ck, id, DROP_CRASH, sim->now_us);
+            fold(sim, 2, id, DROP_CRASH);
+            trace(sim, "drop", c, 0, "item=%" PRIu64 " crash", id);
         }
     }
 }
@@ -957,7 +959,8 @@ static void host_down(struct sim *sim, enum run_outcome out)
                     continue;
                 sim->items[id].state = ITEM_DROPPED;
                 checker_drop(sim->ck, id, DROP_CRASH, sim->now_us);
-                fold(sim, 2, id, 1);
+                fold(sim, 2, id, DROP_CRASH);
+                trace(sim, "drop", h, 0, "item=%" PRIu64 " crash", id);
             }
             hs->pend_head = hs->pend_n = 0;
             hs->npending = 0;
