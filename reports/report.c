@@ -872,10 +872,9 @@ static int tl_load(struct rpt *R, const struct section *S, const struct rdb_grou
     sim_run(S->scn, ops, &ps, &so, &res);
     for (size_t i = 0; i < res.ntrace; i++) {
         const struct trace_rec *tr = &res.trace[i];
-        char detail[sizeof tr->detail + 1];
-        memcpy(detail, tr->detail, sizeof tr->detail);
-        detail[sizeof tr->detail] = 0;
-        tl_feed(t, tr->t_us, tr->kind, tr->handler, tr->run, detail);
+        char detail[160];
+        trace_format_detail(tr, NULL, detail, sizeof detail);
+        tl_feed(t, tr->t_us, fact_kind_name(tr->kind), tr->handler, tr->run, detail);
     }
     tl_finish(t, res.end_us);
     char fp[17];

@@ -21,6 +21,7 @@
 #include "sim/policy.h"
 #include "sim/rng.h"
 #include "sim/scenario.h"
+#include "sim/trace.h"
 #include "sim/world.h"
 
 /* --- Running a simulation ------------------------------------------------ */
@@ -44,19 +45,10 @@ const char *sim_status_name(enum sim_status s);
  * each: the same stop past this many. */
 #define SIM_MAX_ITEMS_DEFAULT UINT64_C(200000000)
 
-/* One line of the trace (--trace, and the optional trace table). */
-struct trace_rec {
-    int64_t t_us;
-    const char *kind;              /* static string: "publish", "start", ... */
-    int64_t handler;               /* handler instance id, -1 none */
-    uint64_t run;                  /* run id, 0 none */
-    char detail[96];
-};
-
 struct sim_opts {
     uint64_t seed;                 /* the scenario's seed unless overridden */
     FILE *trace;                   /* NULL: no text trace */
-    int keep_trace;                /* 1: collect trace_rec in the result */
+    int keep_trace;                /* 1: collect the trace's records (sim/trace.h) in the result */
     uint64_t max_events;           /* 0: SIM_MAX_EVENTS_DEFAULT */
     uint64_t max_runs;             /* 0: SIM_MAX_RUNS_DEFAULT */
     uint64_t max_items;            /* 0: SIM_MAX_ITEMS_DEFAULT */

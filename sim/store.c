@@ -792,7 +792,7 @@ static int write_trace(struct store *st, const struct sim_result *res, int64_t r
         bind_i64(st, s, ":run_id", run_id);
         bind_u64(st, s, ":seq", i);
         bind_i64(st, s, ":t_us", tr->t_us);
-        bind_text(st, s, ":kind", tr->kind);
+        bind_text(st, s, ":kind", fact_kind_name(tr->kind));
         if (tr->handler < 0)
             bind_null(st, s, ":handler");
         else
@@ -801,7 +801,9 @@ static int write_trace(struct store *st, const struct sim_result *res, int64_t r
             bind_null(st, s, ":run");
         else
             bind_u64(st, s, ":run", tr->run);
-        bind_buf(st, s, ":detail", tr->detail, sizeof tr->detail);
+        char detail[160];
+        trace_format_detail(tr, NULL, detail, sizeof detail);
+        bind_text(st, s, ":detail", detail);
         if (step(st, S_TRACE, err, n) != 0)
             return -1;
     }

@@ -322,12 +322,18 @@ static struct fx *fx_new(uint16_t nwfs, const uint16_t *nh, unsigned samples)
 
     r->ntrace = 4;
     r->trace = xcalloc(4, sizeof *r->trace);
-    r->trace[0] = (struct trace_rec){ 0, "publish", -1, 0, "topic=in n=1" };
-    r->trace[1] = (struct trace_rec){ 1000, "start", 1, 1, "reason=event taken=1" };
-    r->trace[2] = (struct trace_rec){ 2000, "end", 1, 1, "committed" };
-    r->trace[3] = (struct trace_rec){ 9 * US_PER_H, "crash", -1, 0, "host" };
-    /* A detail that fills its whole buffer (no terminating NUL). */
-    memset(r->trace[3].detail, 'x', sizeof r->trace[3].detail);
+    trace_rec_init(&r->trace[0], FACT_PUBLISH, 0, 2, 0);
+    r->trace[0].item = 0;
+    r->trace[0].key = 7;
+    trace_rec_init(&r->trace[1], FACT_RUN_START, 1000, 1, 1);
+    r->trace[1].reason = REASON_EVENT;
+    r->trace[1].taken = 1;
+    trace_rec_init(&r->trace[2], FACT_RUN_END, 2000, 1, 1);
+    r->trace[2].outcome = OUT_COMMITTED;
+    r->trace[2].phase = PHASE_COMMITTED;
+    /* A note that fills its whole buffer (no terminating NUL). */
+    trace_rec_init(&r->trace[3], FACT_NOTE, 9 * US_PER_H, -1, 0);
+    memset(r->trace[3].note, 'x', sizeof r->trace[3].note);
 
     f->run = (struct store_run){
         .scn = s,
@@ -558,10 +564,11 @@ static void check_run(sqlite3 *db, int64_t id, const struct fx *f, int with_trac
            "SELECT group_concat(seq || ',' || t_us || ',' || kind || ',' || coalesce(handler, '-') || ','"
            " || coalesce(run, '-') || ',' || detail, ';') FROM"
            " (SELECT * FROM trace WHERE run_id = %" PRId64 " AND seq < 3 ORDER BY seq)", id);
-    EXPECT_STR(buf, "0,0,publish,-,-,topic=in n=1;1,1000,start,1,1,reason=event taken=1;2,2000,end,1,1,committed",
+    EXPECT_STR(buf, "0,0,publish,2,-,item=0 key=7;1,1000,start,1,1,reason=event taken=1 due=- wake=-;"
+                    "2,2000,end,1,1,committed phase=5",
                "trace");
     EXPECT_I64(q_i64(db, "SELECT length(detail) FROM trace WHERE run_id = %" PRId64 " AND seq = 3", id),
-               (int64_t)sizeof f->res.trace[3].detail, "full detail buffer");
+               (int64_t)sizeof f->res.trace[3].note, "a note that fills its buffer");
 }
 
 /* --- tests ------------------------------------------------------------------- */
