@@ -116,7 +116,13 @@ void fact_drop(struct facts *f, uint64_t item, uint32_t consumer, enum drop_caus
 void fact_orphan(struct facts *f, uint32_t topic, uint32_t key)
 {
     fold(f, FACT_ORPHAN, topic, 0);
-    (void)key;
+    if (f->tracing) {
+        struct trace_rec r;
+        rec_start(f, &r, FACT_ORPHAN, -1, 0);
+        r.topic = topic;
+        r.key = key;
+        emit(f, &r);
+    }
 }
 
 void fact_run_start(struct facts *f, const struct fact_start *s)
@@ -152,7 +158,11 @@ void fact_mutation(struct facts *f, uint64_t run, uint32_t handler)
 {
     checker_mutated(f->ck, run, *f->now);
     fold(f, FACT_MUTATION, run, 0);
-    (void)handler;
+    if (f->tracing) {
+        struct trace_rec r;
+        rec_start(f, &r, FACT_MUTATION, handler, run);
+        emit(f, &r);
+    }
 }
 
 void fact_run_end(struct facts *f, uint64_t run, uint32_t handler, enum run_outcome out, enum run_phase phase,
@@ -211,11 +221,24 @@ void fact_timer(struct facts *f, uint32_t tag, uint64_t arg)
 {
     checker_wakeups(f->ck, 1);
     fold(f, FACT_TIMER, tag, arg);
+    if (f->tracing) {
+        struct trace_rec r;
+        rec_start(f, &r, FACT_TIMER, -1, 0);
+        r.tag = tag;
+        r.arg = arg;
+        emit(f, &r);
+    }
 }
 
 void fact_tick(struct facts *f, uint32_t ticker)
 {
     fold(f, FACT_TICK, ticker, 0);
+    if (f->tracing) {
+        struct trace_rec r;
+        rec_start(f, &r, FACT_TICK, -1, 0);
+        r.ticker = ticker;
+        emit(f, &r);
+    }
 }
 
 void fact_wakeups(struct facts *f, uint32_t ticker, uint64_t n)
@@ -223,7 +246,13 @@ void fact_wakeups(struct facts *f, uint32_t ticker, uint64_t n)
     if (n == 0)
         return;
     checker_wakeups(f->ck, n);
-    (void)ticker;
+    if (f->tracing) {
+        struct trace_rec r;
+        rec_start(f, &r, FACT_WAKEUPS, -1, 0);
+        r.ticker = ticker;
+        r.count = n;
+        emit(f, &r);
+    }
 }
 
 void fact_trigger(struct facts *f, uint32_t workflow)

@@ -85,8 +85,9 @@ static const char *help_run =
     "  --set POLICY.KEY=VALUE  set a policy parameter (repeatable; overrides 'set' lines)\n"
     "  --db FILE               write results to this SQLite database (one transaction per run)\n"
     "  --store-trace           with --db: also store the event trace of each run\n"
-    "  --trace FILE            write every run start/end, phase, publish, crash and restart,\n"
-    "                          one line each ('-' for standard output)\n"
+    "  --trace FILE            write every fact (publish, drop, run start/phase/end, crash,\n"
+    "                          restart, timer, wake-ups, ...), one line each ('-' for\n"
+    "                          standard output)\n"
     "  --format FMT            table (default), csv or json\n"
     "  --max-events N          stop a run after N events (default 4000000000)\n"
     "  -h, --help              this help\n";
