@@ -3,8 +3,9 @@
  * The engine owns the clock, the event queue, the workload (publishes,
  * sources, scripts, run durations, failures, crashes) and the run records;
  * a policy only decides when handlers run, through the narrow API below.
- * Every fact is reported to the checker (metrics) and folded into the run's
- * fingerprint, a hash of the ordered event trace.
+ * Every fact goes through the engine's fact layer (sim/fact.h), which
+ * reports it to the checker (metrics), folds it into the run's fingerprint
+ * and writes it to the optional trace (typed records, sim/trace.h).
  *
  * Invariants: virtual time only advances in sim_run's main loop and never
  * goes back; events at one instant run in the order they were scheduled;
@@ -197,7 +198,8 @@ const uint64_t *sim_run_taken(const struct sim *sim, uint64_t run, uint32_t *n);
 
 /* A line of the policy's own in the trace (kind "note"), for people
  * debugging a timeline: what it decided and why.  handler -1: none.  Not
- * ground truth: the checker never sees it. */
+ * ground truth: the checker never sees it, nor the fingerprint.  The text
+ * is cut at TRACE_NOTE_MAX - 1 bytes. */
 void sim_note(struct sim *sim, int64_t handler, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
 /* Number of runs of this handler currently active. */
