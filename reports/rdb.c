@@ -70,6 +70,12 @@ static int fail_sql(struct rdb *r, const char *what, char *err, size_t n)
     return -1;
 }
 
+/* The oldest schema version this reader accepts.  Versions 1 and 2 differ
+ * only in the trace table, which rdb does not read (reports/trace.h reads
+ * version 2 traces only), so results written before the change can still
+ * be reported and compared with newer ones. */
+#define RDB_OLDEST_VERSION 1
+
 static int check_schema(struct rdb *r, char *err, size_t n)
 {
     sqlite3_stmt *q;
@@ -80,16 +86,21 @@ static int check_schema(struct rdb *r, char *err, size_t n)
         return -1;
     }
     int rc = sqlite3_step(q);
-    char want[16];
-    snprintf(want, sizeof want, "%d", STORE_SCHEMA_VERSION);
     int ret = 0;
     if (rc != SQLITE_ROW) {
         snprintf(err, n, "'%s' is not a simrun results database (no schema version)", r->path);
         ret = -1;
-    } else if (strcmp((const char *)sqlite3_column_text(q, 0), want) != 0) {
-        snprintf(err, n, "results database '%s' has schema version %s; this simrun reads version %d", r->path,
-                 (const char *)sqlite3_column_text(q, 0), STORE_SCHEMA_VERSION);
-        ret = -1;
+    } else {
+        const char *v = (const char *)sqlite3_column_text(q, 0);
+        char *end = NULL;
+        long ver = v ? strtol(v, &end, 10) : 0;
+        if (!v || end == v || *end || ver < RDB_OLDEST_VERSION || ver > STORE_SCHEMA_VERSION) {
+            snprintf(err, n, "results database '%s' has schema version %s; this simrun reads versions %d to %d",
+                     r->path, v ? v : "NULL", RDB_OLDEST_VERSION, STORE_SCHEMA_VERSION);
+            ret = -1;
+        } else {
+            r->version = (int)ver;
+        }
     }
     sqlite3_finalize(q);
     return ret;

@@ -37,6 +37,7 @@ struct rdb_group {
 struct rdb {
     sqlite3 *db;
     char *path;
+    int version;                   /* its schema version (STORE_SCHEMA_VERSION or older) */
     struct rdb_group *groups;      /* in the order of their first run in the file */
     size_t ngroups;
     size_t nruns;                  /* rows in runs */
@@ -45,7 +46,9 @@ struct rdb {
 
 /* Opens path read-only, checks its schema version and loads every run with
  * its whole-scenario metrics.  0, or -1 with err (a missing file, not a
- * database, another schema version). */
+ * database, a schema version it does not read).  It reads version 1 too:
+ * the tables it reads are the same in both (only the trace table changed,
+ * see reports/trace.h). */
 int rdb_open(const char *path, struct rdb **out, char *err, size_t n);
 void rdb_close(struct rdb *r);
 

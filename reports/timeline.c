@@ -21,6 +21,7 @@
 
 #include "reports/fmt.h"
 #include "reports/report_int.h"
+#include "reports/trace.h"
 #include "sim/policy.h"
 #include "sim/scenario.h"
 #include "sim/sim.h"
@@ -70,10 +71,12 @@ static int fail(struct rpt *R, int code, const char *fmt, ...)
 
 /* --- the trace of one run ------------------------------------------------------------------ */
 
-static void tl_feed(struct timeline *t, int64_t t_us, const char *kind, int64_t handler, uint64_t run,
-                    const char *detail)
+/* One trace record into the timeline: its typed fields, never its text. */
+static void tl_feed(struct timeline *t, const struct trace_rec *tr)
 {
-    if (!strcmp(kind, "start") && run > 0) {
+    uint64_t run = tr->run;
+    int64_t t_us = tr->t_us, handler = tr->handler;
+    if (tr->kind == FACT_RUN_START && run > 0) {
         if (run > t->nruns) {
             t->runs = xgrow(t->runs, sizeof *t->runs, &t->cap_runs, (size_t)run);
             for (size_t i = t->nruns; i < run; i++)
@@ -81,17 +84,16 @@ static void tl_feed(struct timeline *t, int64_t t_us, const char *kind, int64_t 
             t->nruns = (size_t)run;
         }
         struct tl_run *r = &t->runs[run - 1];
-        const char *tk = strstr(detail, "taken=");
         r->start_us = t_us;
         r->end_us = -1;
         r->handler = handler;
-        r->taken = tk ? (uint32_t)strtoul(tk + 6, NULL, 10) : 0;
-        r->empty_hint = r->taken == 0 && strstr(detail, "due=- ") != NULL;
-    } else if (!strcmp(kind, "end") && run > 0 && run <= t->nruns) {
+        r->taken = tr->taken;
+        r->empty_hint = r->taken == 0 && tr->due_us < 0;
+    } else if (tr->kind == FACT_RUN_END && run > 0 && run <= t->nruns) {
         struct tl_run *r = &t->runs[run - 1];
         r->end_us = t_us;
-        r->kind = !strncmp(detail, "committed", 9) ? TL_OK : !strncmp(detail, "failed", 6) ? TL_FAILED : TL_CRASHED;
-    } else if (!strcmp(kind, "publish") && handler >= 0) {
+        r->kind = tr->outcome == OUT_COMMITTED ? TL_OK : tr->outcome == OUT_FAILED ? TL_FAILED : TL_CRASHED;
+    } else if (tr->kind == FACT_PUBLISH && handler >= 0) {
         if (t->npub == t->cap_pub) {
             size_t cap = t->cap_pub;
             t->pub_t = xgrow(t->pub_t, sizeof *t->pub_t, &cap, t->npub + 1);
@@ -100,15 +102,20 @@ static void tl_feed(struct timeline *t, int64_t t_us, const char *kind, int64_t 
         }
         t->pub_t[t->npub] = t_us;
         t->pub_h[t->npub++] = handler;
-    } else if (!strcmp(kind, "crash")) {
-        t->down = xgrow(t->down, sizeof *t->down, &t->cap_down, t->ndown + 1);
-        struct tl_down *w = &t->down[t->ndown++];
-        w->from_us = t_us;
-        w->to_us = -1;
-        snprintf(w->what, sizeof w->what, "%s", detail);
-    } else if (!strcmp(kind, "restart")) {
+    } else if (tr->kind == FACT_CRASH || tr->kind == FACT_RESTART) {
+        char what[sizeof t->down->what]; /* "host 0", "worker 1": what went down */
+        snprintf(what, sizeof what, "%s %" PRIu32, crash_target_name((enum crash_target)tr->target),
+                 tr->target_index);
+        if (tr->kind == FACT_CRASH) {
+            t->down = xgrow(t->down, sizeof *t->down, &t->cap_down, t->ndown + 1);
+            struct tl_down *w = &t->down[t->ndown++];
+            w->from_us = t_us;
+            w->to_us = -1;
+            memcpy(w->what, what, sizeof what);
+            return;
+        }
         for (size_t i = t->ndown; i-- > 0;)
-            if (t->down[i].to_us < 0 && !strcmp(t->down[i].what, detail)) {
+            if (t->down[i].to_us < 0 && !strcmp(t->down[i].what, what)) {
                 t->down[i].to_us = t_us;
                 break;
             }
@@ -146,33 +153,25 @@ static int tl_load(struct rpt *R, const struct section *S, const struct rdb_grou
 {
     *t = (struct timeline){0};
     warn[0] = 0;
-    sqlite3_stmt *q;
-    if (sqlite3_prepare_v2(R->r->db, "SELECT t_us, kind, handler, run, detail, (SELECT end_us FROM runs WHERE run_id = ?1)"
-                                     " FROM trace WHERE run_id = ?1 ORDER BY seq",
-                           -1, &q, NULL) != SQLITE_OK) {
-        fail(R, 2, "cannot read the trace from '%s': %s", R->r->path, sqlite3_errmsg(R->r->db));
+    struct rtrace stored;
+    char err[512];
+    if (rtrace_load(R->r, run->run_id, &stored, err, sizeof err) != 0) {
+        fail(R, 2, "%s", err);
         return -1;
     }
-    sqlite3_bind_int64(q, 1, run->run_id);
-    int64_t end_us = -1;
-    size_t nrec = 0;
-    while (sqlite3_step(q) == SQLITE_ROW) {
-        const char *kind = (const char *)sqlite3_column_text(q, 1);
-        const char *detail = (const char *)sqlite3_column_text(q, 4);
-        int64_t h = sqlite3_column_type(q, 2) == SQLITE_NULL ? -1 : sqlite3_column_int64(q, 2);
-        uint64_t rid = sqlite3_column_type(q, 3) == SQLITE_NULL ? 0 : (uint64_t)sqlite3_column_int64(q, 3);
-        tl_feed(t, sqlite3_column_int64(q, 0), kind ? kind : "", h, rid, detail ? detail : "");
-        end_us = sqlite3_column_int64(q, 5);
-        nrec++;
-    }
-    sqlite3_finalize(q);
-    if (nrec) {
-        tl_finish(t, end_us);
+    if (stored.n) {
+        for (size_t i = 0; i < stored.n; i++)
+            tl_feed(t, &stored.recs[i]);
+        tl_finish(t, stored.end_us);
+        rtrace_free(&stored);
         return 0;
     }
-    /* Not stored: simulate the run again. */
+    rtrace_free(&stored);
+    /* Not stored (or stored as text, by schema version 1): simulate the
+     * run again. */
     if (!S->scn) {
-        snprintf(note, nn, "the database has no trace of this run (run with --store-trace to keep it) and %s",
+        snprintf(note, nn, "the database has no trace of this run that this simrun reads (run with --store-trace "
+                           "to keep it) and %s",
                  S->scn_note);
         return -1;
     }
@@ -199,13 +198,8 @@ static int tl_load(struct rpt *R, const struct section *S, const struct rdb_grou
     struct sim_opts so = {.seed = run->seed, .keep_trace = 1, .label = g->policy};
     struct sim_result res;
     sim_run(S->scn, ops, &ps, &so, &res);
-    for (size_t i = 0; i < res.ntrace; i++) {
-        const struct trace_rec *tr = &res.trace[i];
-        char detail[sizeof tr->detail + 1];
-        memcpy(detail, tr->detail, sizeof tr->detail);
-        detail[sizeof tr->detail] = 0;
-        tl_feed(t, tr->t_us, tr->kind, tr->handler, tr->run, detail);
-    }
+    for (size_t i = 0; i < res.ntrace; i++)
+        tl_feed(t, &res.trace[i]);
     tl_finish(t, res.end_us);
     char fp[17];
     snprintf(fp, sizeof fp, "%016" PRIx64, res.fingerprint);

@@ -66,8 +66,9 @@ static const struct cli_option run_options[] = {
     CLI_STRING(0, "db", "FILE", struct cli_opts, db, "write results to this SQLite database (one transaction per run)"),
     CLI_FLAG(0, "store-trace", struct cli_opts, store_trace, "with --db: also store the event trace of each run"),
     CLI_STRING(0, "trace", "FILE", struct cli_opts, trace,
-               "write every run start/end, phase, publish, crash and restart,\n"
-               "one line each ('-' for standard output)"),
+               "write every fact (publish, drop, run start/phase/end, crash,\n"
+               "restart, timer, wake-ups, ...), one line each ('-' for\n"
+               "standard output)"),
     CLI_CALLBACK(0, "format", "FMT", opt_format, "table (default), csv or json"),
     CLI_CALLBACK(0, "max-events", "N", opt_max_events, "stop a run after N events (default 4000000000)"),
     CLI_END,

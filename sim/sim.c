@@ -2,9 +2,10 @@
  *
  * Key invariant: `now` only changes in sim_run's loop, to the time of the
  * event just popped, which is never earlier than the previous one.  Every
- * fact goes through one of the note_* functions, which tell the checker,
- * fold the fact into the fingerprint and write the optional trace, in that
- * one place.
+ * fact goes through the fact layer (sim/sim_int.h: one fact_* function per
+ * kind), which tells the checker, folds the fact into the fingerprint and
+ * writes the optional trace; nothing here calls the checker or the trace
+ * directly.
  *
  * Durable vs volatile (spec 3): the engine owns the durable world (topics and
  * their pending items, sources, run records, the policy's durable block and
@@ -20,6 +21,7 @@
 
 #include "sim/arrival.h"
 #include "sim/evq.h"
+#include "sim/sim_int.h"
 #include "sim/script.h"
 #include "sim/util.h"
 
@@ -87,7 +89,7 @@ struct sim {
     const struct scenario *scn;
     struct world w;
     struct evq *q;
-    struct checker *ck;
+    struct facts fx;               /* the checker, the fingerprint, the trace */
     const struct policy_ops *ops;
     const struct params *ps;
     struct policy *pol;            /* NULL while the host is down */
@@ -130,89 +132,12 @@ struct sim {
     int64_t *crash_next;           /* random crashes: next up/down instant */
     struct rng *crash_rng;
 
-    uint64_t fp;
-    uint64_t wakeups;
     /* scratch for scripts */
     struct script_item *sc_items;
     uint64_t *sc_ids;
     uint32_t *sc_take;
     size_t sc_cap;
 };
-
-/* --- facts: checker, fingerprint, trace ------------------------------------ */
-
-/* The fingerprint: each fact (time, kind, two operands) folded in with a
- * multiply-xorshift per word; order-sensitive, and cheap enough to sit on
- * every event of the hot path. */
-static inline uint64_t fold_word(uint64_t h, uint64_t w)
-{
-    h ^= w + UINT64_C(0x9e3779b97f4a7c15) + (h << 6) + (h >> 2);
-    h *= UINT64_C(0xff51afd7ed558ccd);
-    return h ^ (h >> 32);
-}
-
-static void fold(struct sim *sim, uint64_t kind, uint64_t a, uint64_t b)
-{
-    uint64_t h = sim->fp;
-    h = fold_word(h, (uint64_t)sim->now_us);
-    h = fold_word(h, kind);
-    h = fold_word(h, a);
-    sim->fp = fold_word(h, b);
-}
-
-static void trace(struct sim *sim, const char *kind, int64_t handler, uint64_t run, const char *fmt, ...)
-    __attribute__((format(printf, 5, 6)));
-
-static void vtrace(struct sim *sim, const char *kind, int64_t handler, uint64_t run, const char *fmt, va_list ap)
-{
-    if (!sim->o->trace && !sim->o->keep_trace)
-        return;
-    char detail[96];
-    vsnprintf(detail, sizeof detail, fmt, ap);
-    if (sim->o->trace) {
-        char t[48], hn[160] = "-";
-        sim_fmt_dur(sim->now_us, t, sizeof t);
-        if (handler >= 0) {
-            const struct world_handler *wh = &sim->w.h[handler];
-            const struct workflow_def *wf = &sim->scn->wfs[wh->wf];
-            uint32_t k = wh->inst - sim->w.wf_first_inst[wh->wf];
-            if (wf->count > 1)
-                snprintf(hn, sizeof hn, "%s[%u].%s", wf->name, k, wf->handlers[wh->h].name);
-            else
-                snprintf(hn, sizeof hn, "%s.%s", wf->name, wf->handlers[wh->h].name);
-        }
-        fprintf(sim->o->trace, "%s %s %s %-8s %s", sim->o->label ? sim->o->label : "", t, hn, kind, detail);
-        if (run)
-            fprintf(sim->o->trace, " run=%" PRIu64, run);
-        fputc('\n', sim->o->trace);
-    }
-    if (sim->o->keep_trace) {
-        struct sim_result *r = sim->res;
-        static const size_t max_keep = 10000000;
-        if (r->ntrace < max_keep) {
-            /* The capacity is 64, then doubles: it is full exactly when
-             * ntrace is 64 or a larger power of two. */
-            if (r->ntrace == 0 || (r->ntrace >= 64 && (r->ntrace & (r->ntrace - 1)) == 0)) {
-                size_t cap = r->ntrace ? r->ntrace * 2 : 64;
-                r->trace = xrealloc(r->trace, cap * sizeof *r->trace);
-            }
-            struct trace_rec *tr = &r->trace[r->ntrace++];
-            tr->t_us = sim->now_us;
-            tr->kind = kind;
-            tr->handler = handler;
-            tr->run = run;
-            memcpy(tr->detail, detail, sizeof detail);
-        }
-    }
-}
-
-static void trace(struct sim *sim, const char *kind, int64_t handler, uint64_t run, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    vtrace(sim, kind, handler, run, fmt, ap);
-    va_end(ap);
-}
 
 /* --- small accessors -------------------------------------------------------- */
 
@@ -364,9 +289,7 @@ static void ticker_stop(struct sim *sim, struct ticker *tk)
 {
     if (!tk->live)
         return;
-    uint64_t n = ticker_ticks(tk, sim->now_us);
-    sim->wakeups += n;
-    checker_wakeups(sim->ck, n);
+    fact_wakeups(&sim->fx, (uint32_t)(tk - sim->tickers), ticker_ticks(tk, sim->now_us));
     if (tk->ev)
         evq_cancel(sim->q, tk->ev);
     tk->ev = 0;
@@ -444,9 +367,7 @@ void sim_item_drop(struct sim *sim, uint64_t item)
     if (sim->items[item].state != ITEM_PENDING)
         return;
     item_gone(sim, item, ITEM_DROPPED);
-    checker_drop(sim->ck, item, DROP_EVICTED, sim->now_us);
-    fold(sim, 2, item, 0);
-    trace(sim, "drop", sim->items[item].consumer, 0, "item=%" PRIu64 " evicted", item);
+    fact_drop(&sim->fx, item, sim->items[item].consumer, DROP_EVICTED);
 }
 
 /* Publishes one event on topic instance t: one item per subscriber. */
@@ -457,7 +378,7 @@ static void publish(struct sim *sim, uint32_t t, int64_t origin_us, uint32_t key
     uint16_t local = (uint16_t)(t - w->inst_first_t[inst]);
     if (w->sub_first[t] == w->sub_first[t + 1]) {
         sim->orphans[inst]++;
-        fold(sim, 3, t, 0);
+        fact_orphan(&sim->fx, t, key);
         return;
     }
     for (uint32_t k = w->sub_first[t]; k < w->sub_first[t + 1]; k++) {
@@ -482,16 +403,14 @@ static void publish(struct sim *sim, uint32_t t, int64_t origin_us, uint32_t key
         hs->pend[hs->pend_n++] = id;
         hs->npending++;
         hs->streak = 0;
-        checker_publish(sim->ck, id, c, origin_us, sim->now_us);
-        fold(sim, 1, id, c);
-        trace(sim, "publish", c, 0, "item=%" PRIu64 " key=%u", id, key);
+        fact_publish(&sim->fx, id, c, origin_us, key);
         if (sim->accepting) {
             sim->ops->on_publish(sim->pol, c, id, sim->now_us);
         } else if (sim->ops->items_volatile) {
             /* The host is down or stopping: an event for a policy that keeps
              * items only in memory has nowhere to go. */
             item_gone(sim, id, ITEM_DROPPED);
-            checker_drop(sim->ck, id, DROP_CRASH, sim->now_us);
+            fact_drop(&sim->fx, id, c, DROP_CRASH);
         }
     }
 }
@@ -664,21 +583,10 @@ uint64_t sim_run_start(struct sim *sim, const struct run_req *rq)
         has_work = 1;
     }
 
-    checker_run_start(sim->ck, id, rq->handler, rq->reason, r->due_us, rq->resume_of, sim->taken + r->taken_off,
-                      r->ntaken, sim->now_us);
-    fold(sim, 10, id, rq->handler);
-    fold(sim, 11, r->ntaken, (uint64_t)r->due_us);
-    if (sim->o->trace || sim->o->keep_trace) {
-        char due[48] = "-", wk[48] = "-";
-        if (r->due_us >= 0)
-            sim_fmt_dur(r->due_us, due, sizeof due);
-        if (r->wake_us != SIM_NEVER)
-            sim_fmt_dur(r->wake_us, wk, sizeof wk);
-        trace(sim, "start", rq->handler, id, "reason=%s taken=%u due=%s wake=%s%s", run_reason_name(rq->reason),
-              r->ntaken, due, wk, rq->resume_of ? " resume" : "");
-    }
-    if (r->wake_us != SIM_NEVER)
-        checker_wake_request(sim->ck, rq->handler, r->wake_us, sim->now_us);
+    fact_run_start(&sim->fx, &(struct fact_start){.run = id, .handler = rq->handler, .reason = rq->reason,
+                                                  .due_us = r->due_us, .wake_us = r->wake_us,
+                                                  .resume_of = rq->resume_of, .taken = sim->taken + r->taken_off,
+                                                  .ntaken = r->ntaken});
 
     /* The busy-loop guard: empty runs with no new item in between, too many
      * and too fast, are a livelock. */
@@ -751,19 +659,14 @@ static void run_finish(struct sim *sim, uint64_t id, enum run_outcome out)
     r->end_us = sim->now_us;
     sim->hs[r->handler].active--;
     active_del(sim, id);
-    checker_run_end(sim->ck, id, out, sim->now_us);
-    fold(sim, 12, id, out);
-    trace(sim, "end", r->handler, id, "%s phase=%d%s%s", run_outcome_name(out), r->phase,
-          r->fail ? " fail=" : "", r->fail == FAIL_TRANSIENT ? "transient" : r->fail == FAIL_LOGIC ? "logic"
-                                   : r->fail == FAIL_INTERNAL ? "internal" : r->fail == FAIL_INDETERMINATE ? "indeterminate" : "");
+    fact_run_end(&sim->fx, id, r->handler, out, (enum run_phase)r->phase, (enum fail_class)r->fail);
 }
 
 static void apply_mutation(struct sim *sim, uint64_t id)
 {
     struct run_rec *r = &sim->runs[id];
     r->mutated = 1;
-    checker_mutated(sim->ck, id, sim->now_us);
-    fold(sim, 13, id, 0);
+    fact_mutation(&sim->fx, id, r->handler);
 }
 
 static void commit(struct sim *sim, uint64_t id)
@@ -807,7 +710,7 @@ static void run_phase(struct sim *sim, uint64_t id)
         if (r->fail && r->fail_phase == PHASE_PREPARING)
             goto failed;
         r->phase = PHASE_MUTATING;
-        trace(sim, "phase", r->handler, id, "mutating");
+        fact_phase(&sim->fx, id, r->handler, PHASE_MUTATING);
         r->ev = evq_push(sim->q, r->t_mut_us, EV_PHASE, 0, id);
         return;
     }
@@ -819,7 +722,7 @@ static void run_phase(struct sim *sim, uint64_t id)
         }
         apply_mutation(sim, id);
         r->phase = PHASE_MUTATED;
-        trace(sim, "phase", r->handler, id, "mutated");
+        fact_phase(&sim->fx, id, r->handler, PHASE_MUTATED);
         if (r->fail && r->fail_phase == PHASE_MUTATED)
             goto failed;
         r->phase = PHASE_EMITTING;
@@ -863,9 +766,7 @@ int sim_deliver(struct sim *sim, uint32_t handler, uint64_t id)
     /* Drawn from the handler's fault stream only when a delivery failure is
      * configured, so that deliveries never shift the other draws. */
     int ok = ppm == 0 || rng_below(&sim->hs[handler].fault, 1000000) >= ppm;
-    checker_delivery(sim->ck, handler, id, ok, sim->now_us);
-    fold(sim, 14, id, (uint64_t)ok);
-    trace(sim, "deliver", handler, 0, "result=%" PRIu64 " %s", id, ok ? "delivered" : "failed");
+    fact_delivery(&sim->fx, handler, id, ok);
     return ok;
 }
 
@@ -895,7 +796,7 @@ void sim_note(struct sim *sim, int64_t handler, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    vtrace(sim, "note", handler, 0, fmt, ap);
+    fact_note(&sim->fx, handler, fmt, ap);
     va_end(ap);
 }
 
@@ -956,8 +857,7 @@ static void host_down(struct sim *sim, enum run_outcome out)
                 if (sim->items[id].state != ITEM_PENDING)
                     continue;
                 sim->items[id].state = ITEM_DROPPED;
-                checker_drop(sim->ck, id, DROP_CRASH, sim->now_us);
-                fold(sim, 2, id, 1);
+                fact_drop(&sim->fx, id, h, DROP_CRASH);
             }
             hs->pend_head = hs->pend_n = 0;
             hs->npending = 0;
@@ -986,7 +886,7 @@ static void stop_complete(struct sim *sim)
         evq_cancel(sim->q, sim->stop_ev);
     sim->stop_ev = 0;
     sim->stopping = 0;
-    trace(sim, "stopped", -1, 0, "%zu runs cut off", sim->nactive);
+    fact_stop(&sim->fx, sim->nactive);
     host_down(sim, OUT_CUTOFF);
     if (c->down_us != SIM_NEVER)
         evq_push(sim->q, c->at_us + c->down_us, EV_RESTART, ci, 0);
@@ -1005,9 +905,7 @@ static void do_crash(struct sim *sim, uint32_t ci)
     if (c->target != CRASH_HOST && c->target != CRASH_STOP && !sim->ops->on_part)
         goto next;
     sim->crash_down[ci] = 1;
-    checker_crash(sim->ck, c->target, c->index, sim->now_us);
-    fold(sim, 20, (uint64_t)c->target, c->index);
-    trace(sim, "crash", -1, 0, "%s %u", crash_target_name((enum crash_target)c->target), c->index);
+    fact_crash(&sim->fx, (enum crash_target)c->target, c->index);
     if (c->target == CRASH_STOP) {
         /* Graceful: nothing new starts; active runs have the grace period. */
         host_quiesce(sim);
@@ -1045,9 +943,7 @@ static void do_restart(struct sim *sim, uint32_t ci)
     const struct crash_def *c = &sim->scn->crashes[ci];
     SIM_ASSERT(sim->crash_down[ci]);
     sim->crash_down[ci] = 0;
-    checker_restart(sim->ck, c->target, c->index, sim->now_us);
-    fold(sim, 21, (uint64_t)c->target, c->index);
-    trace(sim, "restart", -1, 0, "%s %u", crash_target_name((enum crash_target)c->target), c->index);
+    fact_restart(&sim->fx, (enum crash_target)c->target, c->index);
     if (c->target == CRASH_HOST || c->target == CRASH_STOP)
         host_up(sim, 1);
     else if (sim->ops->on_part && sim->host_up)
@@ -1067,9 +963,8 @@ static void setup(struct sim *sim)
     uint64_t seed = sim->o->seed;
     world_build(&sim->w, s);
     sim->q = evq_new();
-    sim->ck = checker_new(&sim->w, sim->ops->promise);
+    facts_open(&sim->fx, &sim->w, sim->ops->promise, &sim->now_us, sim->o, sim->res);
     sim->end_us = s->horizon_us + s->drain_us;
-    sim->fp = SIM_FNV_INIT;
     sim->policy_rng = rng_stream(seed, RNG_POLICY, 0, 0);
     sim->orphans = xcalloc(sim->w.ninst ? sim->w.ninst : 1, sizeof *sim->orphans);
     sim->hs = xcalloc(sim->w.nh ? sim->w.nh : 1, sizeof *sim->hs);
@@ -1149,9 +1044,7 @@ static void dispatch(struct sim *sim, const struct evq_event *ev)
         if (EV_EPOCH(ev->kind) != (sim->epoch & 0xffffffu) || !sim->accepting)
             break;
         policy_event(sim);
-        sim->wakeups++;
-        checker_wakeups(sim->ck, 1);
-        fold(sim, 30, ev->a, ev->b);
+        fact_timer(&sim->fx, ev->a, ev->b);
         sim->ops->on_timer(sim->pol, ev->a, ev->b, sim->now_us);
         break;
     case EV_TICK: {
@@ -1161,7 +1054,7 @@ static void dispatch(struct sim *sim, const struct evq_event *ev)
         tk->ev = 0;
         tk->armed_us = SIM_NEVER;
         policy_event(sim);
-        fold(sim, 31, ev->a, 0);
+        fact_tick(&sim->fx, ev->a);
         sim->ops->on_timer(sim->pol, tk->tag, 0, sim->now_us);
         break;
     }
@@ -1173,8 +1066,7 @@ static void dispatch(struct sim *sim, const struct evq_event *ev)
         break;
     case EV_TRIGGER: {
         const struct trigger_def *t = &sim->scn->triggers[ev->a];
-        trace(sim, "trigger", -1, 0, "%s", sim->scn->wfs[t->wf].name);
-        fold(sim, 40, t->wf, 0);
+        fact_trigger(&sim->fx, t->wf);
         if (sim->accepting && sim->ops->on_trigger)
             for (uint32_t in = 0; in < sim->w.ninst; in++)
                 if (sim->w.inst_wf[in] == t->wf)
@@ -1182,7 +1074,7 @@ static void dispatch(struct sim *sim, const struct evq_event *ev)
         break;
     }
     case EV_HORIZON:
-        trace(sim, "horizon", -1, 0, "drain begins");
+        fact_horizon(&sim->fx);
         if (sim->accepting && sim->ops->on_horizon)
             sim->ops->on_horizon(sim->pol, sim->now_us);
         break;
@@ -1247,11 +1139,9 @@ void sim_run(const struct scenario *s, const struct policy_ops *ops, const struc
         sim->accepting = 0;
     }
     out->end_us = sim->now_us;
-    out->fingerprint = sim->fp;
-    checker_finish(sim->ck, sim->now_us, &out->ck);
+    facts_close(&sim->fx, sim->now_us, out);
     out->ck.livelock = out->status == SIM_LIVELOCK;
 
-    checker_free(sim->ck);
     evq_free(sim->q);
     for (size_t i = 0; i < sim->ndalloc; i++)
         free(sim->dallocs[i]);

@@ -3,8 +3,9 @@
  * The engine owns the clock, the event queue, the workload (publishes,
  * sources, scripts, run durations, failures, crashes) and the run records;
  * a policy only decides when handlers run, through the narrow API below.
- * Every fact is reported to the checker (metrics) and folded into the run's
- * fingerprint, a hash of the ordered event trace.
+ * Every fact goes through the engine's fact layer (sim/sim_int.h), which
+ * reports it to the checker (metrics), folds it into the run's fingerprint
+ * and writes it to the optional trace (typed records, sim/trace.h).
  *
  * Invariants: virtual time only advances in sim_run's main loop and never
  * goes back; events at one instant run in the order they were scheduled;
@@ -21,6 +22,7 @@
 #include "sim/policy.h"
 #include "sim/rng.h"
 #include "sim/scenario.h"
+#include "sim/trace.h"
 #include "sim/world.h"
 
 /* --- Running a simulation ------------------------------------------------ */
@@ -44,19 +46,10 @@ const char *sim_status_name(enum sim_status s);
  * each: the same stop past this many. */
 #define SIM_MAX_ITEMS_DEFAULT UINT64_C(200000000)
 
-/* One line of the trace (--trace, and the optional trace table). */
-struct trace_rec {
-    int64_t t_us;
-    const char *kind;              /* static string: "publish", "start", ... */
-    int64_t handler;               /* handler instance id, -1 none */
-    uint64_t run;                  /* run id, 0 none */
-    char detail[96];
-};
-
 struct sim_opts {
     uint64_t seed;                 /* the scenario's seed unless overridden */
     FILE *trace;                   /* NULL: no text trace */
-    int keep_trace;                /* 1: collect trace_rec in the result */
+    int keep_trace;                /* 1: collect the trace's records (sim/trace.h) in the result */
     uint64_t max_events;           /* 0: SIM_MAX_EVENTS_DEFAULT */
     uint64_t max_runs;             /* 0: SIM_MAX_RUNS_DEFAULT */
     uint64_t max_items;            /* 0: SIM_MAX_ITEMS_DEFAULT */
@@ -205,7 +198,8 @@ const uint64_t *sim_run_taken(const struct sim *sim, uint64_t run, uint32_t *n);
 
 /* A line of the policy's own in the trace (kind "note"), for people
  * debugging a timeline: what it decided and why.  handler -1: none.  Not
- * ground truth: the checker never sees it. */
+ * ground truth: the checker never sees it, nor the fingerprint.  The text
+ * is cut at TRACE_NOTE_MAX - 1 bytes. */
 void sim_note(struct sim *sim, int64_t handler, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
 /* Number of runs of this handler currently active. */

@@ -108,6 +108,8 @@ static const char schema_sql[] =
     "    ok INTEGER NOT NULL\n"
     ");\n"
     "CREATE INDEX expectations_by_run ON expectations(run_id);\n"
+    /* One column per field of struct trace_rec (sim/trace.h); NULL where
+     * the record's kind has no such field. */
     "CREATE TABLE trace (\n"
     "    run_id INTEGER NOT NULL REFERENCES runs(run_id) ON DELETE CASCADE,\n"
     "    seq INTEGER NOT NULL,\n"
@@ -115,7 +117,28 @@ static const char schema_sql[] =
     "    kind TEXT NOT NULL,\n"
     "    handler INTEGER,\n"
     "    run INTEGER,\n"
-    "    detail TEXT NOT NULL,\n"
+    "    reason TEXT,\n"
+    "    taken INTEGER,\n"
+    "    due_us INTEGER,\n"
+    "    wake_us INTEGER,\n"
+    "    resume INTEGER,\n"
+    "    phase TEXT,\n"
+    "    outcome TEXT,\n"
+    "    fail TEXT,\n"
+    "    item INTEGER,\n"
+    "    key INTEGER,\n"
+    "    cause TEXT,\n"
+    "    topic INTEGER,\n"
+    "    result INTEGER,\n"
+    "    ok INTEGER,\n"
+    "    target TEXT,\n"
+    "    target_index INTEGER,\n"
+    "    workflow INTEGER,\n"
+    "    tag INTEGER,\n"
+    "    arg INTEGER,\n"
+    "    ticker INTEGER,\n"
+    "    count INTEGER,\n"
+    "    note TEXT,\n"
     "    PRIMARY KEY(run_id, seq)\n"
     ") WITHOUT ROWID;\n"
     "CREATE VIEW run_metrics AS\n"
@@ -163,8 +186,12 @@ static const char *const stmt_sql[S_COUNT] = {
     [S_EXPECT] = "INSERT INTO expectations(run_id, line, text, metric, handler, op, expected,"
                  " measured, ok)"
                  " VALUES(:run_id, :line, :text, :metric, :handler, :op, :expected, :measured, :ok)",
-    [S_TRACE] = "INSERT INTO trace(run_id, seq, t_us, kind, handler, run, detail)"
-                " VALUES(:run_id, :seq, :t_us, :kind, :handler, :run, :detail)",
+    [S_TRACE] = "INSERT INTO trace(run_id, seq, t_us, kind, handler, run, reason, taken, due_us, wake_us,"
+                " resume, phase, outcome, fail, item, key, cause, topic, result, ok, target, target_index,"
+                " workflow, tag, arg, ticker, count, note)"
+                " VALUES(:run_id, :seq, :t_us, :kind, :handler, :run, :reason, :taken, :due_us, :wake_us,"
+                " :resume, :phase, :outcome, :fail, :item, :key, :cause, :topic, :result, :ok, :target,"
+                " :target_index, :workflow, :tag, :arg, :ticker, :count, :note)",
 };
 
 /* What a failing statement was doing, for the message. */
@@ -309,8 +336,14 @@ static int check_version(struct store *st, char *err, size_t n)
         char want[16];
         snprintf(want, sizeof want, "%d", STORE_SCHEMA_VERSION);
         if (!v || strcmp((const char *)v, want) != 0) {
-            set_err(err, n, "results database '%s' has schema version %s; this simrun writes version %d",
-                    st->path, v ? (const char *)v : "NULL", STORE_SCHEMA_VERSION);
+            /* Older files are not converted: version 1 kept the trace as
+             * text, which cannot be turned into typed columns faithfully. */
+            int older = v && atoi((const char *)v) > 0 && atoi((const char *)v) < STORE_SCHEMA_VERSION;
+            set_err(err, n, "results database '%s' has schema version %s; this simrun writes version %d%s",
+                    st->path, v ? (const char *)v : "NULL", STORE_SCHEMA_VERSION,
+                    older ? " and does not convert older files: write to a new file, or use the simrun that "
+                            "wrote it"
+                          : "");
             ret = -1;
         }
     }
@@ -784,6 +817,63 @@ static int write_expects(struct store *st, const struct store_run *r, int64_t ru
     return 0;
 }
 
+/* Binds v to name when the record's kind has the field, else NULL. */
+static void bind_field_i64(struct store *st, sqlite3_stmt *s, unsigned fields, unsigned f, const char *name, int64_t v)
+{
+    if (fields & f)
+        bind_i64(st, s, name, v);
+    else
+        bind_null(st, s, name);
+}
+
+static void bind_field_text(struct store *st, sqlite3_stmt *s, unsigned fields, unsigned f, const char *name,
+                            const char *v)
+{
+    if (fields & f)
+        bind_text(st, s, name, v);
+    else
+        bind_null(st, s, name);
+}
+
+/* The typed fields of one record (docs/results.md, table trace).  Times
+ * that mean "none" (no due instant, no wake request) are NULL.  A result
+ * id or a timer argument is the policy's 64-bit value, stored as SQLite's
+ * signed integer (the same bits). */
+static void bind_trace_fields(struct store *st, sqlite3_stmt *s, const struct trace_rec *tr)
+{
+    unsigned fl = trace_kind_fields((enum fact_kind)tr->kind);
+    if ((fl & TF_DUE) && tr->due_us < 0)
+        fl &= ~(unsigned)TF_DUE;
+    if ((fl & TF_WAKE) && tr->wake_us == SIM_NEVER)
+        fl &= ~(unsigned)TF_WAKE;
+    bind_field_i64(st, s, fl, TF_RUN, ":run", (int64_t)tr->run);
+    bind_field_text(st, s, fl, TF_REASON, ":reason", run_reason_name(tr->reason));
+    bind_field_i64(st, s, fl, TF_TAKEN, ":taken", tr->taken);
+    bind_field_i64(st, s, fl, TF_DUE, ":due_us", tr->due_us);
+    bind_field_i64(st, s, fl, TF_WAKE, ":wake_us", tr->wake_us);
+    bind_field_i64(st, s, fl, TF_RESUME, ":resume", tr->resume);
+    bind_field_text(st, s, fl, TF_PHASE, ":phase", run_phase_name(tr->phase));
+    bind_field_text(st, s, fl, TF_OUTCOME, ":outcome", run_outcome_name(tr->outcome));
+    bind_field_text(st, s, fl, TF_FAIL, ":fail", fail_class_name(tr->fail));
+    bind_field_i64(st, s, fl, TF_ITEM, ":item", (int64_t)tr->item);
+    bind_field_i64(st, s, fl, TF_KEY, ":key", tr->key);
+    bind_field_text(st, s, fl, TF_CAUSE, ":cause", drop_cause_name(tr->cause));
+    bind_field_i64(st, s, fl, TF_TOPIC, ":topic", tr->topic);
+    bind_field_i64(st, s, fl, TF_RESULT, ":result", (int64_t)tr->result);
+    bind_field_i64(st, s, fl, TF_OK, ":ok", tr->ok);
+    bind_field_text(st, s, fl, TF_TARGET, ":target", crash_target_name(tr->target));
+    bind_field_i64(st, s, fl, TF_TARGET_INDEX, ":target_index", tr->target_index);
+    bind_field_i64(st, s, fl, TF_WORKFLOW, ":workflow", tr->workflow);
+    bind_field_i64(st, s, fl, TF_TAG, ":tag", tr->tag);
+    bind_field_i64(st, s, fl, TF_ARG, ":arg", (int64_t)tr->arg);
+    bind_field_i64(st, s, fl, TF_TICKER, ":ticker", tr->ticker);
+    bind_field_i64(st, s, fl, TF_COUNT, ":count", (int64_t)tr->count);
+    if (fl & TF_NOTE)
+        bind_buf(st, s, ":note", tr->note, sizeof tr->note);
+    else
+        bind_null(st, s, ":note");
+}
+
 static int write_trace(struct store *st, const struct sim_result *res, int64_t run_id, char *err, size_t n)
 {
     sqlite3_stmt *s = st->stmt[S_TRACE];
@@ -792,16 +882,12 @@ static int write_trace(struct store *st, const struct sim_result *res, int64_t r
         bind_i64(st, s, ":run_id", run_id);
         bind_u64(st, s, ":seq", i);
         bind_i64(st, s, ":t_us", tr->t_us);
-        bind_text(st, s, ":kind", tr->kind);
+        bind_text(st, s, ":kind", fact_kind_name((enum fact_kind)tr->kind));
         if (tr->handler < 0)
             bind_null(st, s, ":handler");
         else
             bind_i64(st, s, ":handler", tr->handler);
-        if (tr->run == 0)
-            bind_null(st, s, ":run");
-        else
-            bind_u64(st, s, ":run", tr->run);
-        bind_buf(st, s, ":detail", tr->detail, sizeof tr->detail);
+        bind_trace_fields(st, s, tr);
         if (step(st, S_TRACE, err, n) != 0)
             return -1;
     }

@@ -16,7 +16,9 @@
 #include "sim/scenario.h"
 #include "sim/sim.h"
 
-#define STORE_SCHEMA_VERSION 1
+/* 2: the trace table has one column per field of struct trace_rec
+ * (version 1 had its text in one column, detail). */
+#define STORE_SCHEMA_VERSION 2
 
 struct store;
 

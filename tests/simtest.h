@@ -68,6 +68,21 @@ static inline void simtest_run_kv(const char *text, const char *policy, const ch
     simtest_run(text, policy, buf, keep_trace, want_ok, res);
 }
 
+/* The detail a --trace line shows for a record (sim/trace.h's formatter,
+ * without names: topics and workflows as numbers), for matching its text. */
+static inline const char *simtest_detail(const struct trace_rec *t, char *buf, size_t n)
+{
+    trace_format_detail(t, NULL, buf, n);
+    return buf;
+}
+
+/* Whether a record is of the kind named kind ("start", "end", ...). */
+static inline int simtest_is(const struct trace_rec *t, const char *kind)
+{
+    const char *name = fact_kind_name((enum fact_kind)t->kind);
+    return name && !strcmp(name, kind);
+}
+
 /* A whole-scenario metric (tmpl -1) or one handler template's. */
 static inline double simtest_metric(const struct sim_result *r, int tmpl, const char *name)
 {

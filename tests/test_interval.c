@@ -52,7 +52,7 @@ static int times_of(const struct sim_result *r, const char *kind, int64_t h, int
     int n = 0;
     for (size_t i = 0; i < r->ntrace; i++) {
         const struct trace_rec *t = &r->trace[i];
-        if (strcmp(t->kind, kind) != 0 || (h >= 0 && t->handler != h))
+        if (!simtest_is(t, kind) || (h >= 0 && t->handler != h))
             continue;
         assert_true(n < MAX_RUNS);
         out[n++] = t->t_us;

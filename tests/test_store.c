@@ -7,8 +7,11 @@
  * fresh database under /tmp and checks the rows with plain sqlite3 queries:
  * every metric of metric_table equals metric_get, histogram buckets add up
  * to the sample counts, NULLs stand where a value does not exist, the trace
- * is written only on request.  Failure paths: a database of another schema
- * version, a file that is not a database, a database that is not simrun's,
+ * is written only on request, one typed column per field, and reads back
+ * (reports/trace.h) into the records that were written.  Failure paths: a
+ * database of another schema version (a version 1 file: refused for
+ * writing, read without its trace), a file that is not a database, a
+ * database that is not simrun's,
  * a seed above 2^63 - 1, and a write that fails midway in any table
  * (a trigger injects the failure), which must leave no row at all. */
 #include <inttypes.h>
@@ -26,6 +29,8 @@
 #include <cmocka.h>
 #include <sqlite3.h>
 
+#include "reports/rdb.h"
+#include "reports/trace.h"
 #include "sim/checker.h"
 #include "sim/hist.h"
 #include "sim/scenario.h"
@@ -235,6 +240,65 @@ static void fill_metrics(struct metrics *m, uint64_t base)
     m->overlap_runs = 1;
 }
 
+/* A trace with a record of every kind, each field set (FX_NTRACE). */
+#define FX_NTRACE 18
+static void fx_trace(struct sim_result *r)
+{
+    struct trace_rec *t = r->trace = xcalloc(FX_NTRACE, sizeof *r->trace);
+    int k = 0;
+    trace_rec_init(&t[k], FACT_PUBLISH, 0, 2, 0);
+    t[k].item = 0;
+    t[k++].key = 7;
+    trace_rec_init(&t[k], FACT_RUN_START, 1000, 1, 1);
+    t[k].reason = REASON_EVENT;
+    t[k++].taken = 1;
+    trace_rec_init(&t[k], FACT_PHASE, 1100, 1, 1);
+    t[k++].phase = PHASE_MUTATING;
+    trace_rec_init(&t[k++], FACT_MUTATION, 1500, 1, 1);
+    trace_rec_init(&t[k], FACT_RUN_END, 2000, 1, 1);
+    t[k].outcome = OUT_COMMITTED;
+    t[k++].phase = PHASE_COMMITTED;
+    trace_rec_init(&t[k], FACT_RUN_START, 3000, 0, 2);
+    t[k].reason = REASON_RETRY;
+    t[k].due_us = 2500;
+    t[k].wake_us = 9000;
+    t[k++].resume = 1;
+    trace_rec_init(&t[k], FACT_RUN_END, 4000, 0, 2);
+    t[k].outcome = OUT_FAILED;
+    t[k].phase = PHASE_MUTATING;
+    t[k++].fail = FAIL_INDETERMINATE;
+    trace_rec_init(&t[k], FACT_DELIVERY, 4000, 0, 0);
+    t[k].result = UINT64_MAX; /* a policy's id: all 64 bits survive */
+    t[k++].ok = 1;
+    trace_rec_init(&t[k], FACT_ORPHAN, 5000, -1, 0);
+    t[k].topic = 3;
+    t[k++].key = 11;
+    trace_rec_init(&t[k], FACT_TIMER, 6000, -1, 0);
+    t[k].tag = 4;
+    t[k++].arg = 12;
+    trace_rec_init(&t[k], FACT_TICK, 7000, -1, 0);
+    t[k++].ticker = 1;
+    trace_rec_init(&t[k], FACT_TRIGGER, 8000, -1, 0);
+    t[k++].workflow = 1;
+    trace_rec_init(&t[k], FACT_CRASH, 9 * US_PER_H, -1, 0);
+    t[k].target = CRASH_WORKER;
+    t[k++].target_index = 2;
+    trace_rec_init(&t[k], FACT_DROP, 9 * US_PER_H, 2, 0);
+    t[k].item = 5;
+    t[k++].cause = DROP_CRASH;
+    trace_rec_init(&t[k], FACT_WAKEUPS, 9 * US_PER_H, -1, 0);
+    t[k].ticker = 1;
+    t[k++].count = 300;
+    trace_rec_init(&t[k], FACT_STOP, 10 * US_PER_H, -1, 0);
+    t[k++].count = 0;
+    trace_rec_init(&t[k++], FACT_HORIZON, 24 * US_PER_H, -1, 0);
+    /* A note that fills its whole buffer (no terminating NUL). */
+    trace_rec_init(&t[k], FACT_NOTE, 24 * US_PER_H, 1, 0);
+    memset(t[k++].note, 'x', sizeof t->note);
+    assert_int_equal(k, FX_NTRACE);
+    r->ntrace = FX_NTRACE;
+}
+
 /* nh[f]: handlers of workflow f; samples: latency samples per template
  * (template 0 also gets lateness samples). */
 static struct fx *fx_new(uint16_t nwfs, const uint16_t *nh, unsigned samples)
@@ -320,14 +384,7 @@ static struct fx *fx_new(uint16_t nwfs, const uint16_t *nh, unsigned samples)
     ck->stuck = 1;
     ck->recovery_time_max_us = -1;
 
-    r->ntrace = 4;
-    r->trace = xcalloc(4, sizeof *r->trace);
-    r->trace[0] = (struct trace_rec){ 0, "publish", -1, 0, "topic=in n=1" };
-    r->trace[1] = (struct trace_rec){ 1000, "start", 1, 1, "reason=event taken=1" };
-    r->trace[2] = (struct trace_rec){ 2000, "end", 1, 1, "committed" };
-    r->trace[3] = (struct trace_rec){ 9 * US_PER_H, "crash", -1, 0, "host" };
-    /* A detail that fills its whole buffer (no terminating NUL). */
-    memset(r->trace[3].detail, 'x', sizeof r->trace[3].detail);
+    fx_trace(r);
 
     f->run = (struct store_run){
         .scn = s,
@@ -553,15 +610,52 @@ static void check_run(sqlite3 *db, int64_t id, const struct fx *f, int with_trac
         EXPECT_I64(ntrace, 0, "trace rows without with_trace");
         return;
     }
-    EXPECT_I64(ntrace, 4, "trace rows");
+    EXPECT_I64(ntrace, FX_NTRACE, "trace rows");
     q_text(db, buf, sizeof buf,
            "SELECT group_concat(seq || ',' || t_us || ',' || kind || ',' || coalesce(handler, '-') || ','"
-           " || coalesce(run, '-') || ',' || detail, ';') FROM"
-           " (SELECT * FROM trace WHERE run_id = %" PRId64 " AND seq < 3 ORDER BY seq)", id);
-    EXPECT_STR(buf, "0,0,publish,-,-,topic=in n=1;1,1000,start,1,1,reason=event taken=1;2,2000,end,1,1,committed",
-               "trace");
-    EXPECT_I64(q_i64(db, "SELECT length(detail) FROM trace WHERE run_id = %" PRId64 " AND seq = 3", id),
-               (int64_t)sizeof f->res.trace[3].detail, "full detail buffer");
+           " || coalesce(run, '-'), ';') FROM (SELECT * FROM trace WHERE run_id = %" PRId64 " AND seq < 3"
+           " ORDER BY seq)", id);
+    EXPECT_STR(buf, "0,0,publish,2,-;1,1000,start,1,1;2,1100,phase,1,1", "trace");
+    /* Typed columns: names for the vocabulary, NULL where the kind has no
+     * such field or the value means none. */
+    static const struct {
+        int seq;
+        const char *cols, *want;
+    } trows[] = {
+        {0, "item, key, reason, taken, cause, note", "0|7|-|-|-|-"},
+        {1, "reason, taken, due_us, wake_us, resume, item", "event|1|-|-|0|-"},
+        {2, "phase, outcome", "mutating|-"},
+        {4, "outcome, phase, fail", "committed|committed|none"},
+        {5, "reason, taken, due_us, wake_us, resume", "retry|0|2500|9000|1"},
+        {6, "outcome, phase, fail", "failed|mutating|indeterminate"},
+        {7, "result, ok, item", "-1|1|-"},
+        {8, "topic, key, handler", "3|11|-"},
+        {9, "tag, arg", "4|12"},
+        {10, "ticker, count", "1|-"},
+        {11, "workflow", "1"},
+        {12, "target, target_index", "worker|2"},
+        {13, "item, cause, handler", "5|crash|2"},
+        {14, "ticker, count", "1|300"},
+        {15, "count, ticker", "0|-"},
+        {16, "run, handler, count, note", "-|-|-|-"},
+    };
+    for (size_t i = 0; i < sizeof trows / sizeof trows[0]; i++) {
+        char sql[256], cols[200] = "";
+        const char *c = trows[i].cols;
+        /* "a, b" -> "coalesce(a, '-') || '|' || coalesce(b, '-')" */
+        while (*c) {
+            size_t len = strcspn(c, ",");
+            snprintf(cols + strlen(cols), sizeof cols - strlen(cols), "%scoalesce(%.*s, '-')",
+                     cols[0] ? " || '|' || " : "", (int)len, c);
+            c += len;
+            c += strspn(c, ", ");
+        }
+        snprintf(sql, sizeof sql, "SELECT %s FROM trace WHERE run_id = %%" PRId64 " AND seq = %d", cols, trows[i].seq);
+        q_text(db, buf, sizeof buf, sql, id);
+        EXPECT_STR(buf, trows[i].want, trows[i].cols);
+    }
+    EXPECT_I64(q_i64(db, "SELECT length(note) FROM trace WHERE run_id = %" PRId64 " AND seq = 17", id),
+               (int64_t)sizeof f->res.trace[17].note, "a note that fills its buffer");
 }
 
 /* --- tests ------------------------------------------------------------------- */
@@ -577,7 +671,7 @@ static void test_write_and_read_back(void **state)
     sqlite3 *db = db_open(t->path);
     char v[64];
     q_text(db, v, sizeof v, "SELECT value FROM meta WHERE key = 'schema_version'");
-    EXPECT_STR(v, "1", "schema_version");
+    EXPECT_STR(v, "2", "schema_version");
     check_run(db, id, f, 1);
     /* The convenience view joins runs and metrics. */
     EXPECT_I64(q_i64(db, "SELECT count(*) FROM run_metrics WHERE run_id = %" PRId64, id),
@@ -672,10 +766,10 @@ static void test_wrong_schema_version(void **state)
     struct tmpdb *t = *state;
     sqlite3 *db = db_open(t->path);
     db_exec(db, "CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT);"
-                "INSERT INTO meta VALUES('schema_version', '2')");
+                "INSERT INTO meta VALUES('schema_version', '3')");
     db_close(db);
     char want[256];
-    snprintf(want, sizeof want, "results database '%s' has schema version 2; this simrun writes version 1", t->path);
+    snprintf(want, sizeof want, "results database '%s' has schema version 3; this simrun writes version 2", t->path);
     expect_open_fails(t->path, want, 1);
 
     db = db_open(t->path);
@@ -687,6 +781,105 @@ static void test_wrong_schema_version(void **state)
     db = db_open(t->path);
     EXPECT_I64(q_i64(db, "SELECT count(*) FROM sqlite_master WHERE name = 'runs'"), 0, "no runs table");
     db_close(db);
+}
+
+/* Turns a database this simrun wrote into the version 1 layout: the same
+ * tables, except that the trace is one text column, detail. */
+static void make_v1(const char *path)
+{
+    sqlite3 *db = db_open(path);
+    db_exec(db, "UPDATE meta SET value = '1' WHERE key = 'schema_version';"
+                "DROP TABLE trace;"
+                "CREATE TABLE trace (run_id INTEGER NOT NULL REFERENCES runs(run_id) ON DELETE CASCADE,"
+                " seq INTEGER NOT NULL, t_us INTEGER NOT NULL, kind TEXT NOT NULL, handler INTEGER, run INTEGER,"
+                " detail TEXT NOT NULL, PRIMARY KEY(run_id, seq)) WITHOUT ROWID;"
+                "INSERT INTO trace SELECT run_id, 0, 1000, 'start', 1, 1, 'reason=event taken=1 due=- wake=-'"
+                " FROM runs");
+    db_close(db);
+}
+
+/* A version 1 file: writing refuses it with both versions and what to do;
+ * reading (report, diff) accepts it, since the tables they read did not
+ * change, but its text trace is not read (the report simulates again). */
+static void test_version_1_file(void **state)
+{
+    struct tmpdb *t = *state;
+    struct fx *f = fx_new(2, small_nh, 20);
+    struct store *st = open_ok(t->path);
+    int64_t id = write_ok(st, &f->run);
+    store_close(st);
+    make_v1(t->path);
+
+    char want[512];
+    snprintf(want, sizeof want,
+             "results database '%s' has schema version 1; this simrun writes version 2 and does not convert older "
+             "files: write to a new file, or use the simrun that wrote it",
+             t->path);
+    expect_open_fails(t->path, want, 1);
+
+    struct rdb *r;
+    char err[512] = "";
+    if (rdb_open(t->path, &r, err, sizeof err) != 0)
+        fail_msg("rdb_open of a version 1 file: %s", err);
+    assert_int_equal(r->version, 1);
+    assert_int_equal(r->nruns, 1);
+    struct rtrace tr;
+    assert_int_equal(rtrace_load(r, id, &tr, err, sizeof err), 0);
+    assert_int_equal(tr.n, 0);
+    assert_int_equal(tr.end_us, f->res.end_us);
+    rtrace_free(&tr);
+    rdb_close(r);
+
+    /* A newer version is refused by the reader too. */
+    sqlite3 *db = db_open(t->path);
+    db_exec(db, "UPDATE meta SET value = '3' WHERE key = 'schema_version'");
+    db_close(db);
+    assert_int_equal(rdb_open(t->path, &r, err, sizeof err), -1);
+    EXPECT_HAS(err, "has schema version 3; this simrun reads versions 1 to 2", "rdb_open error");
+    fx_free(f);
+}
+
+/* The stored trace reads back into the very records that were written. */
+static void test_trace_round_trip(void **state)
+{
+    struct tmpdb *t = *state;
+    struct fx *f = fx_new(2, small_nh, 20);
+    struct store *st = open_ok(t->path);
+    int64_t id = write_ok(st, &f->run);
+    store_close(st);
+
+    struct rdb *r;
+    char err[512] = "";
+    if (rdb_open(t->path, &r, err, sizeof err) != 0)
+        fail_msg("rdb_open: %s", err);
+    assert_int_equal(r->version, STORE_SCHEMA_VERSION);
+    struct rtrace tr;
+    if (rtrace_load(r, id, &tr, err, sizeof err) != 0)
+        fail_msg("rtrace_load: %s", err);
+    assert_int_equal(tr.n, f->res.ntrace);
+    assert_int_equal(tr.end_us, f->res.end_us);
+    for (size_t i = 0; i < tr.n; i++) {
+        char a[512], b[512];
+        trace_format_line(&tr.recs[i], NULL, "x", a, sizeof a);
+        trace_format_line(&f->res.trace[i], NULL, "x", b, sizeof b);
+        EXPECT_STR(a, b, "the record's line");
+        if (memcmp(&tr.recs[i], &f->res.trace[i], sizeof tr.recs[i]) != 0)
+            fail_msg("record %zu (%s) reads back different", i, b);
+    }
+    rtrace_free(&tr);
+
+    /* A kind this simrun does not know (a newer one's) is an error that
+     * says where. */
+    rdb_close(r);
+    sqlite3 *db = db_open(t->path);
+    db_exec(db, "UPDATE trace SET kind = 'teleport' WHERE seq = 3");
+    db_close(db);
+    assert_int_equal(rdb_open(t->path, &r, err, sizeof err), 0);
+    assert_int_equal(rtrace_load(r, id, &tr, err, sizeof err), -1);
+    EXPECT_HAS(err, "record 3 has kind 'teleport'", "rtrace_load error");
+    assert_null(tr.recs);
+    rdb_close(r);
+    fx_free(f);
 }
 
 static void test_not_a_database(void **state)
@@ -862,6 +1055,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_trace_only_on_request, tmpdb_setup, tmpdb_teardown),
         cmocka_unit_test_setup_teardown(test_reopen_appends, tmpdb_setup, tmpdb_teardown),
         cmocka_unit_test_setup_teardown(test_wrong_schema_version, tmpdb_setup, tmpdb_teardown),
+        cmocka_unit_test_setup_teardown(test_version_1_file, tmpdb_setup, tmpdb_teardown),
+        cmocka_unit_test_setup_teardown(test_trace_round_trip, tmpdb_setup, tmpdb_teardown),
         cmocka_unit_test_setup_teardown(test_not_a_database, tmpdb_setup, tmpdb_teardown),
         cmocka_unit_test_setup_teardown(test_foreign_database, tmpdb_setup, tmpdb_teardown),
         cmocka_unit_test(test_open_missing_directory),

@@ -40,13 +40,21 @@ static void expect_metric(const struct sim_result *r, const char *name, double w
         fail_msg("%s: got %.0f, want %.0f", name, got, want);
 }
 
+/* Whether a record is of kind and its --trace detail contains part
+ * (NULL: any). */
+static int is_with(const struct trace_rec *t, const char *kind, const char *part)
+{
+    char detail[160];
+    return simtest_is(t, kind) && (!part || strstr(simtest_detail(t, detail, sizeof detail), part));
+}
+
 /* The n-th (0-based) trace record of kind, whose detail contains part
  * (NULL: any); its time, or -1. */
 static int64_t nth_at(const struct sim_result *r, const char *kind, const char *part, int n)
 {
     for (size_t i = 0; i < r->ntrace; i++) {
         const struct trace_rec *t = &r->trace[i];
-        if (strcmp(t->kind, kind) != 0 || (part && !strstr(t->detail, part)))
+        if (!is_with(t, kind, part))
             continue;
         if (n-- == 0)
             return t->t_us;
@@ -58,7 +66,7 @@ static int count_kind(const struct sim_result *r, const char *kind, const char *
 {
     int n = 0;
     for (size_t i = 0; i < r->ntrace; i++)
-        n += strcmp(r->trace[i].kind, kind) == 0 && (!part || strstr(r->trace[i].detail, part));
+        n += is_with(&r->trace[i], kind, part);
     return n;
 }
 

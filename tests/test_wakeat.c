@@ -65,18 +65,18 @@ static void line_of(const struct trace_rec *t, const char *name, char *out, size
 {
     char when[48];
     sim_fmt_dur(t->t_us, when, sizeof when);
-    if (!strcmp(t->kind, "start")) {
-        char reason[32] = "", due[48] = "-";
-        unsigned taken = 0;
-        assert_int_equal(sscanf(t->detail, "reason=%31s taken=%u due=%47s", reason, &taken, due), 3);
-        snprintf(out, n, "%s %s start %s taken=%u%s%s%s\n", when, name, reason, taken, strcmp(due, "-") ? " due=" : "",
-                 strcmp(due, "-") ? due : "", strstr(t->detail, " resume") ? " resume" : "");
+    if (t->kind == FACT_RUN_START) {
+        char due[48] = "";
+        if (t->due_us >= 0) {
+            strcpy(due, " due=");
+            sim_fmt_dur(t->due_us, due + 5, sizeof due - 5);
+        }
+        snprintf(out, n, "%s %s start %s taken=%u%s%s\n", when, name, run_reason_name(t->reason), t->taken, due,
+                 t->resume ? " resume" : "");
         return;
     }
-    char outc[32] = "";
-    assert_int_equal(sscanf(t->detail, "%31s", outc), 1);
-    const char *fail = strstr(t->detail, "fail=");
-    snprintf(out, n, "%s %s end %s%s%s\n", when, name, outc, fail ? " " : "", fail ? fail : "");
+    snprintf(out, n, "%s %s end %s%s%s\n", when, name, run_outcome_name(t->outcome), t->fail ? " fail=" : "",
+             t->fail ? fail_class_name(t->fail) : "");
 }
 
 /* Runs text under wakeat with the given "k=v k=v" parameters (NULL: the
@@ -114,7 +114,7 @@ static void run_wk(const char *text, const char *kvs, const char *only_name, str
     o->timeline[0] = 0;
     for (size_t i = 0; i < o->r.ntrace; i++) {
         const struct trace_rec *t = &o->r.trace[i];
-        if (strcmp(t->kind, "start") && strcmp(t->kind, "end"))
+        if (t->kind != FACT_RUN_START && t->kind != FACT_RUN_END)
             continue;
         char name[160], line[400];
         world_tmpl_name(&w, w.h[t->handler].tmpl, name, sizeof name);
