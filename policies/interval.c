@@ -37,7 +37,8 @@
 
 #include "sim/backoff.h"
 #include "sim/jobs.h"
-#include "sim/sim.h"
+#include "sim/policy_api.h"
+#include "sim/rng.h"
 #include "sim/util.h"
 
 enum { T_CHECK = 1 };
@@ -75,7 +76,7 @@ struct interval_durable {
 struct policy {
     struct sim *sim;
     struct interval_durable *d;
-    const struct world *w;
+    const struct sim_topo *t;
     int64_t check_us, consumer_us, backoff_max_us;
     uint32_t max_concurrent, jitter_pct;
     int anchor, no_work, cron, recover, backoff;
@@ -126,7 +127,9 @@ static int64_t sched_interval(const struct policy *p, uint32_t h)
     if (p->role[h] == ROLE_CONSUMER)
         return p->consumer_us;
     SIM_ASSERT(p->role[h] == ROLE_INTERVAL);
-    return world_hdef(p->w, h)->sched.every_us;
+    struct sim_sched_info si;
+    sim_sched_info(p->sim, h, &si);
+    return si.every_us;
 }
 
 /* Puts schedule h in the due index at its next trigger, or takes it out.
@@ -149,7 +152,7 @@ static void ix_put(struct policy *p, uint32_t h)
  * first fire for calendar schedules run with cron=run. */
 static void state_init(struct policy *p, int64_t now_us)
 {
-    uint32_t nh = p->w->nh;
+    uint32_t nh = p->t->nh;
     p->d->s = sim_dalloc(p->sim, sizeof *p->d->s * (nh ? nh : 1));
     for (uint32_t h = 0; h < nh; h++) {
         struct isched *s = &p->d->s[h];
@@ -231,7 +234,7 @@ static uint64_t fire(struct policy *p, uint32_t h, enum run_reason why, int64_t 
     s->run = run;
     if (rq.due_us >= 0)
         s->next_due = sim_sched_next(p->sim, h, now_us, 0);
-    p->running[p->w->h[h].inst]++;
+    p->running[p->t->h_inst[h]]++;
     p->nrunning++;
     return run;
 }
@@ -267,7 +270,7 @@ static void check(struct policy *p, int64_t now_us)
     if (n > 1)
         qsort(p->due, n, sizeof *p->due, cmp_u32);
     for (uint32_t i = 0; i < n; i++) {
-        uint32_t h = p->due[i], inst = p->w->h[h].inst;
+        uint32_t h = p->due[i], inst = p->t->h_inst[h];
         if (p->running[inst] >= p->max_concurrent) {
             p->wait_next[h] = p->wait_head[inst];
             p->wait_head[inst] = h;
@@ -286,7 +289,7 @@ static struct policy *interval_create(struct sim *sim, void *durable, const stru
     struct policy *p = xcalloc(1, sizeof *p);
     p->sim = sim;
     p->d = durable;
-    p->w = sim_world(sim);
+    p->t = sim_topo(sim);
     p->check_us = params_get(ps, "check_interval");
     p->max_concurrent = (uint32_t)params_get(ps, "max_concurrent");
     p->consumer_us = params_get(ps, "consumer_interval");
@@ -297,7 +300,7 @@ static struct policy *interval_create(struct sim *sim, void *durable, const stru
     p->recover = (int)params_get(ps, "recover");
     p->backoff = (int)params_get(ps, "backoff");
     p->backoff_max_us = params_get(ps, "backoff_max");
-    uint32_t nh = p->w->nh, ni = p->w->ninst;
+    uint32_t nh = p->t->nh, ni = p->t->ninst;
     p->role = xcalloc(nh ? nh : 1, sizeof *p->role);
     p->running = xcalloc(ni ? ni : 1, sizeof *p->running);
     p->wait_head = xmalloc(sizeof *p->wait_head * (ni ? ni : 1));
@@ -306,10 +309,11 @@ static struct policy *interval_create(struct sim *sim, void *durable, const stru
     for (uint32_t i = 0; i < ni; i++)
         p->wait_head[i] = NO_HANDLER;
     for (uint32_t h = 0; h < nh; h++) {
-        const struct handler_def *hd = world_hdef(p->w, h);
-        if (hd->kind == H_CONSUMER)
+        struct sim_sched_info si;
+        sim_sched_info(sim, h, &si);
+        if (p->t->h_kind[h] == H_CONSUMER)
             p->role[h] = ROLE_CONSUMER;
-        else if (hd->sched.kind == SCHED_EVERY)
+        else if (si.kind == SIM_SCHED_EVERY)
             p->role[h] = ROLE_INTERVAL;
         else
             p->role[h] = p->cron == CRON_RUN ? ROLE_CALENDAR : ROLE_SKIP;
@@ -341,7 +345,7 @@ static void interval_destroy(struct policy *p)
  * step; recover=reset sets schedules left `running` back to idle. */
 static void interval_start(struct policy *p, int restart, int64_t now_us)
 {
-    for (uint32_t h = 0; h < p->w->nh; h++) {
+    for (uint32_t h = 0; h < p->t->nh; h++) {
         if (restart && p->recover == RECOVER_RESET && p->d->s[h].status == ST_RUNNING)
             p->d->s[h].status = ST_IDLE;
         ix_put(p, h);
@@ -366,7 +370,7 @@ static void interval_on_timer(struct policy *p, uint32_t tag, uint64_t arg, int6
  * its workflow's waiting schedules become due again for the next check. */
 static void interval_on_run_end(struct policy *p, const struct run_result *r, int64_t now_us)
 {
-    uint32_t h = r->handler, inst = p->w->h[h].inst;
+    uint32_t h = r->handler, inst = p->t->h_inst[h];
     struct isched *s = &p->d->s[h];
     SIM_ASSERT(s->status == ST_RUNNING && s->run == r->run);
     SIM_ASSERT(p->running[inst] > 0 && p->nrunning > 0);
@@ -396,10 +400,10 @@ static void interval_on_run_end(struct policy *p, const struct run_result *r, in
  * manual trigger respects max_concurrent). */
 static void interval_on_trigger(struct policy *p, uint32_t inst, int64_t now_us)
 {
-    uint32_t h = p->w->inst_first_h[inst];
-    while (h < p->w->inst_first_h[inst + 1] && p->role[h] == ROLE_SKIP)
+    uint32_t h = p->t->inst_first_h[inst];
+    while (h < p->t->inst_first_h[inst + 1] && p->role[h] == ROLE_SKIP)
         h++;
-    if (h == p->w->inst_first_h[inst + 1] || p->d->s[h].status != ST_IDLE ||
+    if (h == p->t->inst_first_h[inst + 1] || p->d->s[h].status != ST_IDLE ||
         p->running[inst] >= p->max_concurrent)
         return;
     SIM_ASSERT(p->wait_head[inst] == NO_HANDLER); /* waiters exist only at capacity */

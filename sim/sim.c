@@ -9,9 +9,10 @@
  * Durable vs volatile (spec 3): the engine owns the durable world (topics and
  * their pending items, sources, run records, the policy's durable block and
  * sim_dalloc arrays).  At a host crash it destroys the policy (its volatile
- * state), invalidates its timers and tickers by bumping the epoch, and marks
- * every active run crashed; at restart it creates the policy again.  The
- * state and its invariants are in sim_int.h. */
+ * state), invalidates its timers, alarms and tickers by bumping the epoch,
+ * and marks every active run crashed; at restart it creates the policy
+ * again.  A graceful stop tells the policy (on_stop) and lets active runs
+ * end within the grace.  The state and its invariants are in sim_int.h. */
 #include "sim/sim_int.h"
 
 #include <inttypes.h>
@@ -101,7 +102,6 @@ static void trace(struct sim *sim, const char *kind, int64_t handler, uint64_t r
 
 /* --- small accessors -------------------------------------------------------- */
 
-const struct world *sim_world(const struct sim *sim) { return &sim->w; }
 int64_t sim_now(const struct sim *sim) { return sim->now_us; }
 int sim_accepting(const struct sim *sim) { return sim->accepting; }
 int64_t sim_horizon(const struct sim *sim) { return sim->scn->horizon_us; }
@@ -173,7 +173,7 @@ static void stop(struct sim *sim, enum sim_status st, const char *msg)
     snprintf(sim->res->status_msg, sizeof sim->res->status_msg, "%s", msg);
 }
 
-static void policy_event(struct sim *sim)
+void policy_event(struct sim *sim)
 {
     if (++sim->same_instant > SIM_LIVELOCK_INSTANT) {
         char t[48], m[200];
@@ -811,6 +811,7 @@ static void host_quiesce(struct sim *sim)
 {
     sim->accepting = 0;
     tickers_stop_all(sim);
+    sim__alarms_quiesce(sim);
     sim->epoch++;
 }
 
@@ -829,6 +830,7 @@ static void host_down(struct sim *sim, enum run_outcome out)
     interrupt_runs(sim, 1, 0, 0, out);
     sim->host_up = 0;
     sim->ntickers = 0; /* the policy that held the handles is going */
+    sim->nalarms = 0;
     sim->epoch++;      /* and so are timers it set while stopping */
     sim->ops->destroy(sim->pol);
     sim->pol = NULL;
@@ -897,6 +899,8 @@ static void do_crash(struct sim *sim, uint32_t ci)
         /* Graceful: nothing new starts; active runs have the grace period. */
         host_quiesce(sim);
         sim->stopping = (int)ci + 1;
+        if (sim->ops->on_stop)
+            sim->ops->on_stop(sim->pol, sim->now_us);
         if (sim->nactive == 0) {
             stop_complete(sim);
         } else {
@@ -951,6 +955,7 @@ static void setup(struct sim *sim)
     const struct scenario *s = sim->scn;
     uint64_t seed = sim->o->seed;
     world_build(&sim->w, s);
+    sim__api_setup(sim);
     sim->q = evq_new();
     sim->ck = checker_new(&sim->w, sim->ops->promise);
     sim->end_us = s->horizon_us + s->drain_us;
@@ -1039,6 +1044,12 @@ static void dispatch(struct sim *sim, const struct evq_event *ev)
         fold(sim, 30, ev->a, ev->b);
         sim->ops->on_timer(sim->pol, ev->a, ev->b, sim->now_us);
         break;
+    case EV_ALARM: {
+        struct evq_event tev;
+        if (sim__alarm_fire(sim, ev, &tev))
+            dispatch(sim, &tev);
+        break;
+    }
     case EV_TICK: {
         if (EV_EPOCH(ev->kind) != (sim->epoch & 0xffffffu) || !sim->accepting)
             break;
@@ -1156,6 +1167,7 @@ void sim_run(const struct scenario *s, const struct policy_ops *ops, const struc
     free(sim->active);
     free(sim->pubs);
     free(sim->tickers);
+    sim__api_free(sim);
     free(sim->crash_down);
     free(sim->crash_rng);
     free(sim->sc_items);

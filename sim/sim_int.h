@@ -1,7 +1,7 @@
 /* sim_int.h: the engine's private state, shared by its source files
- * (today sim/sim.c alone: the loop, the workload, runs and crashes).
- * Nothing outside the engine includes it: runners and policies use
- * sim/sim.h.
+ * (sim/sim.c: the loop, the workload, runs and crashes; sim/api.c: what
+ * policies may ask beyond the basics, and alarms).  Nothing outside the
+ * engine includes it: runners use sim/sim.h, policies sim/policy_api.h.
  *
  * The invariants of `struct sim`, which every engine function keeps:
  *  - Time: now_us changes only in sim_run's loop, to the time of the event
@@ -10,12 +10,13 @@
  *    stopping; stopping (a graceful stop in progress, its crash def + 1)
  *    implies host_up and not accepting, with stop_ev its pending cutoff
  *    (0 when none is pending).
- *  - Wake-ups: EV_TIMER and EV_TICK events carry the epoch at which they
- *    were pushed (kind's high bits) and are delivered only when it is the
- *    current epoch and the host is accepting; the epoch is bumped when the
- *    host stops accepting and again when it goes down, so that nothing a
- *    policy set survives either.  tickers[0..ntickers) belong to the
- *    current incarnation of the policy (emptied when the host goes down).
+ *  - Wake-ups: EV_TIMER, EV_TICK and EV_ALARM events carry the epoch at
+ *    which they were pushed (kind's high bits) and are delivered only when
+ *    it is the current epoch and the host is accepting; the epoch is bumped
+ *    when the host stops accepting and again when it goes down, so that
+ *    nothing a policy set survives either.  alarms[0..nalarms) and
+ *    tickers[0..ntickers) belong to the current incarnation of the policy
+ *    (both are emptied when the host goes down).
  *  - Runs: runs[1..nruns] (ids dense from 1); a run is active iff it is in
  *    active[0..nactive) at its slot aslot, and hs[h].active counts the
  *    active runs of handler h.  A run's reservation is
@@ -24,7 +25,8 @@
  *    ITEM_DONE or ITEM_DROPPED.  hs[c].npending counts c's pending items,
  *    all of which are in hs[c].pend[pend_head..pend_n), in publish order,
  *    among dead entries.
- *  - Facts: only sim.c tells the checker, folds fp and writes the trace.
+ *  - Facts: only sim.c tells the checker, folds fp and writes the trace;
+ *    sim/api.c records none.
  *  - Memory: everything reachable from it is freed at the end of sim_run;
  *    the policy's durable block and sim_dalloc arrays are in dallocs. */
 #ifndef SIM_SIM_INT_H
@@ -50,6 +52,7 @@ enum ev_kind {
     EV_HORIZON,
     EV_END,
     EV_CUTOFF,        /* a: stop def whose grace ran out */
+    EV_ALARM,         /* a: alarm; kind's high bits: epoch */
 };
 #define EV_KIND(k) ((k) & 0xffu)
 #define EV_EPOCH(k) ((k) >> 8)
@@ -99,6 +102,16 @@ struct ticker {
     int64_t armed_us;              /* the tick it is armed for, SIM_NEVER none */
 };
 
+/* An alarm (sim_alarm): armed for at_us with its event ev pending, or
+ * disarmed (at_us SIM_NEVER, ev 0).  An armed alarm's event may lie past
+ * the end (then ev is 0: it would never be popped). */
+struct alarm {
+    int64_t at_us;
+    evq_handle ev;
+    uint32_t tag;
+    uint64_t arg;
+};
+
 struct sim {
     const struct scenario *scn;
     struct world w;
@@ -141,6 +154,14 @@ struct sim {
 
     struct ticker *tickers;
     size_t ntickers, tickers_cap;
+    struct alarm *alarms;          /* this host incarnation's alarms */
+    size_t nalarms, alarms_cap;
+
+    /* What policies may know of the world (sim/api.c). */
+    struct sim_topo topo;          /* arrays below; inst_first_h is the world's */
+    uint32_t *topo_h_inst;
+    uint8_t *topo_h_kind;
+    uint8_t **keyed;               /* [nwfs]: per topic, events carry keys; NULL until asked */
 
     uint8_t *crash_down;           /* per crash def: its target is down */
     int64_t *crash_next;           /* random crashes: next up/down instant */
@@ -154,5 +175,21 @@ struct sim {
     uint32_t *sc_take;
     size_t sc_cap;
 };
+
+/* Counts one policy-driven event at the current instant (sim.c); too many
+ * without time advancing stop the run as a livelock. */
+void policy_event(struct sim *sim);
+
+/* sim/api.c.  Builds and frees what sim_topo and its neighbours return
+ * (at setup, after the world; at the end). */
+void sim__api_setup(struct sim *sim);
+void sim__api_free(struct sim *sim);
+/* The host stops accepting: every alarm is disarmed (its pending event is
+ * left to the epoch check). */
+void sim__alarms_quiesce(struct sim *sim);
+/* An EV_ALARM event was popped: 1 when it is the live wake of its alarm,
+ * which is then disarmed and *out becomes the EV_TIMER event that delivers
+ * it (same epoch, a: tag, b: arg); 0 when it is stale. */
+int sim__alarm_fire(struct sim *sim, const struct evq_event *ev, struct evq_event *out);
 
 #endif
