@@ -119,7 +119,8 @@ struct agent {
     uint64_t gen;                  /* flushes so far */
     uint64_t cur_run;              /* the session's active run, 0 none */
     int64_t first_req_us;          /* when the pending wake was first requested */
-    sim_timer flush_timer, hb_timer, cron_timer, retry_timer;
+    sim_timer flush_timer, hb_timer, retry_timer;
+    int cron_alarm;                /* at the earliest enabled job (or cron_rearm ahead) */
     int8_t pending;                /* enum wake: the coalesced request, WAKE_NONE none */
     int8_t reason;                 /* enum wake: why the session runs */
     uint8_t running;               /* a session is in progress */
@@ -210,23 +211,19 @@ static int64_t job_next(struct policy *p, uint32_t h, int64_t after_us, int incl
     return sim_sched_next_opt(p->sim, h, after_us, inclusive, &o);
 }
 
-/* Arms the agent's cron timer at its earliest enabled job, at most
+/* Sets the agent's cron alarm at its earliest enabled job, at most
  * cron_rearm ahead.  O(handlers of the agent). */
 static void cron_arm(struct policy *p, uint32_t a, int64_t now_us)
 {
     struct agent *ag = &p->ag[a];
-    sim_timer_cancel(p->sim, ag->cron_timer);
-    ag->cron_timer = 0;
     int64_t first = SIM_NEVER;
     for (uint32_t h = p->t->inst_first_h[a]; h < p->t->inst_first_h[a + 1]; h++) {
         const struct hb_job *j = &p->d->jobs[h];
         if (is_producer(p, h) && j->enabled && j->next_us < first)
             first = j->next_us;
     }
-    if (first == SIM_NEVER)
-        return;
-    int64_t at = first < now_us + p->rearm_us ? first : now_us + p->rearm_us;
-    ag->cron_timer = sim_timer_at(p->sim, at < now_us ? now_us : at, T_CRON, a);
+    int64_t at = first == SIM_NEVER ? SIM_NEVER : first < now_us + p->rearm_us ? first : now_us + p->rearm_us;
+    sim_alarm(p->sim, ag->cron_alarm, at);
 }
 
 /* --- the system-event queue ---------------------------------------------- */
@@ -537,8 +534,10 @@ static struct policy *heartbeat_create(struct sim *sim, void *durable, const str
     p->win.zone = params_zone(ps, "active_tz", sim_zone(sim));
 
     p->ag = xcalloc(p->t->ninst ? p->t->ninst : 1, sizeof *p->ag);
-    for (uint32_t a = 0; a < p->t->ninst; a++)
+    for (uint32_t a = 0; a < p->t->ninst; a++) {
         p->ag[a].pending = WAKE_NONE;
+        p->ag[a].cron_alarm = sim_alarm_new(sim, T_CRON, a);
+    }
     p->dq_alarm = sim_alarm_new(sim, T_DELIVERY, 0);
 
     if (!p->d->ready) {
@@ -604,7 +603,6 @@ static void heartbeat_on_publish(struct policy *p, uint32_t h, uint64_t item, in
 static void cron_fire(struct policy *p, uint32_t a, int64_t now_us)
 {
     struct agent *ag = &p->ag[a];
-    ag->cron_timer = 0;
     int fired = 0;
     for (uint32_t h = p->t->inst_first_h[a]; h < p->t->inst_first_h[a + 1]; h++) {
         struct hb_job *j = &p->d->jobs[h];
