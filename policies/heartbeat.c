@@ -56,6 +56,9 @@
  *    one never failed); once `recover_budget` (60 s) has been spent the rest
  *    are deferred.  An entry delivered but not acked is delivered again:
  *    at-least-once.
+ *  - A graceful stop (on_stop): the run in progress may finish within the
+ *    grace, and its result is still enqueued and delivered; the rest of the
+ *    session and every held wake are abandoned (they live in memory only).
  *
  * Key invariant: an agent has a flush timer iff a wake is pending and no
  * session runs; a session has at most one run active, the one named by
@@ -63,7 +66,8 @@
  *
  * Durable: the cron jobs (jobs.json) and the delivery queue (a jobs table,
  * one row per entry).  Volatile: everything else, per agent: the pending
- * wake, the event queue, the drained items, the session, the timers. */
+ * wake, the event queue, the drained items, the session, the timers and
+ * alarms. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -141,6 +145,7 @@ struct policy {
     /* parameters */
     int64_t every_us, coalesce_us, retry_us, rearm_us, ack_us, budget_us;
     uint32_t queue_cap, max_retries;
+    int stopping;                  /* a graceful stop began (on_stop) */
     int heartbeat_on, cron_on, context_key, cron_backoff, dom_dow_and, delivery_retry;
 };
 
@@ -370,10 +375,16 @@ static void session_end(struct policy *p, uint32_t a, int64_t now_us)
         ag->flush_timer = sim_timer_at(p->sim, at, T_FLUSH, a);
 }
 
-/* Starts the session's next run, or ends the session. */
+/* Starts the session's next run, or ends the session.  While the host
+ * stops, the session is abandoned instead: nothing new starts. */
 static void session_next(struct policy *p, uint32_t a, int64_t now_us)
 {
     struct agent *ag = &p->ag[a];
+    if (p->stopping) {
+        ag->running = 0;
+        ag->nsteps = ag->next_step = 0;
+        return;
+    }
     if (ag->next_step == ag->nsteps) {
         session_end(p, a, now_us);
         return;
@@ -399,7 +410,7 @@ static void session_next(struct policy *p, uint32_t a, int64_t now_us)
     }
     ag->cur_run = sim_run_start(p->sim, &rq);
     if (ag->cur_run == 0) {
-        /* A graceful stop: nothing new starts; the session is abandoned. */
+        /* The run limit ended the simulation. */
         ag->running = 0;
         ag->nsteps = ag->next_step = 0;
     }
@@ -689,6 +700,8 @@ static void heartbeat_on_trigger(struct policy *p, uint32_t inst, int64_t now_us
     request_wake(p, inst, WAKE_MANUAL, now_us);
 }
 
+static void heartbeat_on_stop(struct policy *p, int64_t now_us) { p->stopping = 1; }
+
 const struct policy_ops policy_heartbeat = {
     .abi = POLICY_ABI,
     .name = "heartbeat",
@@ -706,4 +719,5 @@ const struct policy_ops policy_heartbeat = {
     .on_timer = heartbeat_on_timer,
     .on_run_end = heartbeat_on_run_end,
     .on_trigger = heartbeat_on_trigger,
+    .on_stop = heartbeat_on_stop,
 };

@@ -21,7 +21,9 @@
  * to name the instant a run serves).  The PRD has no recovery step: a
  * schedule persisted as `running` at a crash (or at a graceful stop that
  * cut its run off) stays `running` and is skipped for good, unless
- * `recover=reset`.
+ * `recover=reset`.  A graceful stop (on_stop) is the PRD's Scheduler.stop():
+ * the loop stops at once, and runs that complete within the grace still
+ * write their completion to the state file.
  *
  * Volatile: the due index (a jobs table, sim/jobs.h, of idle schedules keyed
  * by next trigger, rebuilt from the state file at every start), the running
@@ -88,6 +90,7 @@ struct policy {
     uint32_t *wait_next;           /* [nh] */
     uint32_t *due;                 /* [nh] scratch for one check */
     int ticker;
+    int stopping;                  /* a graceful stop began (on_stop): the loop is stopped */
 };
 
 static const struct param_def interval_params[] = {
@@ -193,10 +196,12 @@ static int64_t next_trigger(struct policy *p, uint32_t h, int64_t start_us, int6
 /* Arms the check loop for the first check at or after `from` at which a
  * schedule is due (the earliest trigger in the index).  After a check,
  * from = now + 1; after a run's end, from = now, so that a check at the
- * very instant a run ends sees it, as the PRD's loop does.  During a
- * graceful stop the ticker is stopped and arming does nothing. */
+ * very instant a run ends sees it, as the PRD's loop does.  A stopped loop
+ * (a graceful stop) is not armed again. */
 static void arm(struct policy *p, int64_t from_us)
 {
+    if (p->stopping)
+        return;
     int64_t at;
     if (jobs_peek(&p->ix, &at) == UINT64_MAX)
         at = SIM_NEVER;
@@ -207,11 +212,11 @@ static void arm(struct policy *p, int64_t from_us)
 
 /* Triggers schedule h now (executeSchedule): the consumer's no_work skip,
  * or a run with status `running` written first.  Returns the run id, or 0
- * when nothing started (skipped, or the host is in a graceful stop). */
+ * when nothing started (skipped). */
 static uint64_t fire(struct policy *p, uint32_t h, enum run_reason why, int64_t now_us)
 {
     struct isched *s = &p->d->s[h];
-    SIM_ASSERT(s->status == ST_IDLE);
+    SIM_ASSERT(s->status == ST_IDLE && !p->stopping);
     if (p->role[h] == ROLE_CONSUMER && p->no_work == NOWORK_SKIP && sim_pending_count(p->sim, h) == 0) {
         s->next_run_at = now_us + p->consumer_us; /* the PRD passes no jitter here */
         ix_put(p, h);
@@ -227,7 +232,7 @@ static uint64_t fire(struct policy *p, uint32_t h, enum run_reason why, int64_t 
     s->status = ST_RUNNING;
     uint64_t run = sim_run_start(p->sim, &rq);
     if (!run) {
-        s->status = ST_IDLE; /* stopping: nothing new starts */
+        s->status = ST_IDLE; /* the run limit ended the simulation */
         ix_put(p, h);
         return 0;
     }
@@ -395,6 +400,10 @@ static void interval_on_run_end(struct policy *p, const struct run_result *r, in
     arm(p, now_us);
 }
 
+/* Scheduler.stop(): the check loop stops; run completions are still
+ * written (on_run_end) until the host goes down. */
+static void interval_on_stop(struct policy *p, int64_t now_us) { p->stopping = 1; }
+
 /* trigger(agentName) with no schedule name: the first schedule of the
  * workflow, now, if it is idle and the workflow has capacity (US-6: the
  * manual trigger respects max_concurrent). */
@@ -429,4 +438,5 @@ const struct policy_ops policy_interval = {
     .on_timer = interval_on_timer,
     .on_run_end = interval_on_run_end,
     .on_trigger = interval_on_trigger,
+    .on_stop = interval_on_stop,
 };
