@@ -39,7 +39,9 @@
  * lease) passes; `crash workers` does this to every worker; `crash server`
  * stops the coordinator, the watchdog, claims, heartbeats and notifications
  * until the server is back, and keeps every row.  A host crash is all of
- * these at once; recovery is from the rows alone.
+ * these at once; recovery is from the rows alone.  A graceful stop
+ * (on_stop): the workers finish the runs they have, whose row updates are
+ * written as they end, and claim nothing more.
  *
  * Key invariant: every job row is in exactly one status, and a worker is
  * BUSY exactly while the run it started is active (runs of a crashed worker
@@ -114,6 +116,7 @@ struct policy {
     struct worker *wk;
     uint32_t nidle;                /* workers IDLE */
     int server_down;
+    int stopping;                  /* a graceful stop began (on_stop): nobody claims */
     int coord, watchdog;           /* tickers; watchdog only for design=lease */
     int next;                      /* alarm (notify=on): the earliest future available_at */
     uint64_t *scratch;
@@ -293,7 +296,7 @@ static void claim(struct policy *p, uint32_t k, uint64_t id, int64_t now_us)
     struct worker *wk = &p->wk[k];
     struct job *j = jobs_get(&d->jobs, id);
     struct vt_row *x = row_of(p, id);
-    SIM_ASSERT(wk->state == W_IDLE);
+    SIM_ASSERT(wk->state == W_IDLE && !p->stopping);
     SIM_ASSERT(row_active(j));
     int was_running = j->status == JOB_RUNNING;
     uint32_t h = j->handler;
@@ -354,7 +357,7 @@ static void claim(struct policy *p, uint32_t k, uint64_t id, int64_t now_us)
 static void worker_poll(struct policy *p, uint32_t k, int64_t now_us)
 {
     struct worker *wk = &p->wk[k];
-    if (wk->state != W_IDLE)
+    if (wk->state != W_IDLE || p->stopping)
         return;
     if (!p->server_down) {
         uint64_t id = jobs_next_due(&p->d->jobs, now_us);
@@ -401,7 +404,7 @@ static void arm_next(struct policy *p, int64_t now_us)
  * first; with notify off or broken nobody hears it. */
 static void notify_all(struct policy *p, int64_t now_us)
 {
-    if (p->notify != NOTIFY_ON || p->server_down)
+    if (p->notify != NOTIFY_ON || p->server_down || p->stopping)
         return;
     /* O(workers) at most; stops at the first worker that finds nothing,
      * since the others would find nothing either. */
@@ -732,6 +735,10 @@ static void vt_on_trigger(struct policy *p, uint32_t inst, int64_t now_us)
     arm_next(p, now_us);
 }
 
+/* A graceful stop: the workers finish the runs they have (their row
+ * updates are written as the runs end) and claim nothing more. */
+static void vt_on_stop(struct policy *p, int64_t now_us) { p->stopping = 1; }
+
 static void worker_down(struct policy *p, uint32_t k)
 {
     struct worker *wk = &p->wk[k];
@@ -822,4 +829,5 @@ const struct policy_ops policy_vistimeout = {
     .on_trigger = vt_on_trigger,
     .on_part = vt_on_part,
     .on_horizon = NULL,
+    .on_stop = vt_on_stop,
 };

@@ -44,9 +44,9 @@
  * The host sleeps until the earliest timed row (a producer's next_run_at, a
  * consumer's wakeAt, a paused workflow's retry time, the legacy per-workflow
  * sleep), kept in one durable jobs table, with one alarm; with `tick` it
- * checks only at the ticks of a check loop instead.  During a graceful stop
- * the engine refuses new runs: the first refusal makes the policy start and
- * arm nothing more, and keep the flags the refused run would have served.
+ * checks only at the ticks of a check loop instead.  A graceful stop
+ * (on_stop) stops the scheduler: run ends during the grace are recorded,
+ * but nothing is started or armed again.
  *
  * Key invariant: a workflow instance has a run of this policy active iff its
  * durable `cur_run` names it; no run is started while `cur_run` is set, so
@@ -120,7 +120,7 @@ struct policy {
     uint32_t incarnation;          /* this host's, from the durable counter (the alarm's arg) */
     int ticker;                    /* tick mode only */
     int deferred;                  /* event mode: the start-up pass has not run yet */
-    int stopping;                  /* a graceful stop refused a run start: start nothing more */
+    int stopping;                  /* a graceful stop began (on_stop): start and arm nothing more */
     uint32_t nactive;              /* runs active (tick mode keeps the loop armed meanwhile) */
 };
 
@@ -254,17 +254,16 @@ static void host_arm(struct policy *p, int64_t now_us)
 
 /* --- starting runs ------------------------------------------------------------------ */
 
-/* Starts the run; returns its id, or 0 when the host is in a graceful stop
- * (then nothing may change: the caller keeps its flags). */
+/* Starts the run; returns its id, or 0 when nothing started (the run limit
+ * ended the simulation): then nothing may change, the caller keeps its
+ * flags. */
 static uint64_t run_begin(struct policy *p, uint32_t inst, const struct run_req *rq)
 {
     struct wk_wf *wf = &p->d->wf[inst];
-    SIM_ASSERT(wf->cur_run == 0);
+    SIM_ASSERT(wf->cur_run == 0 && !p->stopping);
     uint64_t id = sim_run_start(p->sim, rq);
-    if (!id) {
-        p->stopping = 1;
+    if (!id)
         return 0;
-    }
     wf->cur_run = id;
     p->nactive++;
     return id;
@@ -649,6 +648,12 @@ static void wakeat_on_run_end(struct policy *p, const struct run_result *r, int6
     hook_end(p, now_us);
 }
 
+/* A graceful stop: the scheduler stops.  Runs still active may end; their
+ * ends are recorded (durable run record, wakeAt, pause state) but nothing is
+ * started or armed again; the flags they would have served are lost with
+ * the volatile state, and the restart recovers from the durable state. */
+static void wakeat_on_stop(struct policy *p, int64_t now_us) { p->stopping = 1; }
+
 static void wakeat_on_trigger(struct policy *p, uint32_t inst, int64_t now_us)
 {
     const struct wk_wf *wf = &p->d->wf[inst];
@@ -684,4 +689,5 @@ const struct policy_ops policy_wakeat = {
     .on_timer = wakeat_on_timer,
     .on_run_end = wakeat_on_run_end,
     .on_trigger = wakeat_on_trigger,
+    .on_stop = wakeat_on_stop,
 };
