@@ -67,6 +67,9 @@ $(B)/bench/%: bench/%.c $(B)/libsim.a
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) -o $@ $< $(B)/libsim.a $(LIBS)
 
+# The example policy of docs/writing-a-policy.md is compiled into its test.
+$(B)/tests/test_example_policy: examples/policy/fifo_now.c
+
 tests: $(TEST_BIN) $(B)/simrun
 benches: $(BENCH_BIN) $(B)/simrun
 
