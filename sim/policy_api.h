@@ -64,7 +64,7 @@
  * them.  Pointers the engine returns (sim_item, sim_topo, sim_run_taken)
  * are borrowed: valid until the hook returns unless said otherwise.
  *
- * COST.  Every engine call below is O(1) unless its comment says
+ * COST.  Engine calls below are O(1) unless their comment says
  * otherwise.  Each timer or alarm that fires and each ticker tick counts
  * as one host wake-up (metric `wakeups`). */
 #ifndef SIM_POLICY_API_H
@@ -210,11 +210,13 @@ struct sim_item {
 enum { ITEM_PENDING, ITEM_DONE, ITEM_DROPPED };
 const struct sim_item *sim_item(const struct sim *sim, uint64_t item);
 uint32_t sim_pending_count(const struct sim *sim, uint32_t consumer);
-/* Publish time of the consumer's oldest pending item, SIM_NEVER if none. */
+/* Publish time of the consumer's oldest pending item, SIM_NEVER if none.
+ * O(committed or dropped items ahead of it in its queue). */
 int64_t sim_pending_oldest(const struct sim *sim, uint32_t consumer);
 /* Pending items on topics no current subscription of the consumer covers
  * cannot exist (fan-out is by subscription); this counts the events
- * published on the instance's topics that no handler subscribes to. */
+ * published so far on the instance's topics that no handler subscribes to,
+ * which stay pending for good. */
 uint64_t sim_orphan_pending(const struct sim *sim, uint32_t inst);
 /* The policy evicts an item from its own queue: it is dropped for good. */
 void sim_item_drop(struct sim *sim, uint64_t item);
@@ -248,7 +250,8 @@ struct run_req {
 #define RUN_REQ_INIT { 0, REASON_OTHER, -1, 0, 0, NULL, 0, 0, 0, 0 }
 /* Starts a run now; returns its id (dense, from 1).  The engine evaluates
  * the script, draws the duration and the failure, and schedules the phases;
- * on_run_end reports the result.  During a graceful stop it starts nothing
+ * on_run_end reports the result.  O(items offered, or pending for the
+ * handler when offer is NULL).  During a graceful stop it starts nothing
  * and returns 0: a safety net for a policy without on_stop (one with it
  * knows not to ask).  Also 0 when the run limit stops the simulation. */
 uint64_t sim_run_start(struct sim *sim, const struct run_req *rq);
