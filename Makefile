@@ -79,6 +79,9 @@ $(B)/tests/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/replay.c tests/fuzz/fuzz.h $(B
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) -o $@ $< tests/fuzz/replay.c $(B)/libsim.a $(LIBS)
 
+# The example policy of docs/writing-a-policy.md is compiled into its test.
+$(B)/tests/test_example_policy: examples/policy/fifo_now.c
+
 tests: $(TEST_BIN) $(FUZZ_BIN) $(B)/simrun
 benches: $(BENCH_BIN) $(B)/simrun
 

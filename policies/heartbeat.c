@@ -56,6 +56,9 @@
  *    one never failed); once `recover_budget` (60 s) has been spent the rest
  *    are deferred.  An entry delivered but not acked is delivered again:
  *    at-least-once.
+ *  - A graceful stop (on_stop): the run in progress may finish within the
+ *    grace, and its result is still enqueued and delivered; the rest of the
+ *    session and every held wake are abandoned (they live in memory only).
  *
  * Key invariant: an agent has a flush timer iff a wake is pending and no
  * session runs; a session has at most one run active, the one named by
@@ -63,14 +66,15 @@
  *
  * Durable: the cron jobs (jobs.json) and the delivery queue (a jobs table,
  * one row per entry).  Volatile: everything else, per agent: the pending
- * wake, the event queue, the drained items, the session, the timers. */
+ * wake, the event queue, the drained items, the session, the timers and
+ * alarms. */
 #include <stdlib.h>
 #include <string.h>
 
 #include "sim/backoff.h"
 #include "sim/cal.h"
 #include "sim/jobs.h"
-#include "sim/sim.h"
+#include "sim/policy_api.h"
 #include "sim/util.h"
 
 /* Wake reasons and their priorities (seed "Wake Coalescing"). */
@@ -119,7 +123,8 @@ struct agent {
     uint64_t gen;                  /* flushes so far */
     uint64_t cur_run;              /* the session's active run, 0 none */
     int64_t first_req_us;          /* when the pending wake was first requested */
-    sim_timer flush_timer, hb_timer, cron_timer, retry_timer;
+    sim_timer flush_timer, hb_timer, retry_timer;
+    int cron_alarm;                /* at the earliest enabled job (or cron_rearm ahead) */
     int8_t pending;                /* enum wake: the coalesced request, WAKE_NONE none */
     int8_t reason;                 /* enum wake: why the session runs */
     uint8_t running;               /* a session is in progress */
@@ -129,19 +134,18 @@ struct agent {
 struct policy {
     struct sim *sim;
     struct hb_durable *d;
-    const struct world *w;
+    const struct sim_topo *t;
     struct agent *ag;              /* [ninst] */
     uint64_t *offer;               /* scratch for run offers */
     size_t offer_cap;
-    sim_timer dq_timer;
-    int64_t dq_at_us;              /* when dq_timer fires, SIM_NEVER none */
+    int dq_alarm;                  /* at the earliest timed delivery entry */
     struct backoff cron_bo, dq_bo;
     struct cal_window win;
     int win_on;
-    uint8_t **keyed;               /* [workflow template][topic]: its events carry context keys */
     /* parameters */
     int64_t every_us, coalesce_us, retry_us, rearm_us, ack_us, budget_us;
     uint32_t queue_cap, max_retries;
+    int stopping;                  /* a graceful stop began (on_stop) */
     int heartbeat_on, cron_on, context_key, cron_backoff, dom_dow_and, delivery_retry;
 };
 
@@ -189,9 +193,17 @@ static const struct param_def heartbeat_params[] = {
      "time from a successful delivery to the deletion of its queue file; a crash inside it repeats the delivery"},
 };
 
-static struct agent *agent_of(struct policy *p, uint32_t h) { return &p->ag[p->w->h[h].inst]; }
+static struct agent *agent_of(struct policy *p, uint32_t h) { return &p->ag[p->t->h_inst[h]]; }
 
-static int is_producer(const struct policy *p, uint32_t h) { return world_hdef(p->w, h)->kind == H_PRODUCER; }
+static int is_producer(const struct policy *p, uint32_t h) { return p->t->h_kind[h] == H_PRODUCER; }
+
+/* An `at` job: disabled after its one fire. */
+static int is_one_shot(const struct policy *p, uint32_t h)
+{
+    struct sim_sched_info si;
+    sim_sched_info(p->sim, h, &si);
+    return si.kind == SIM_SCHED_AT;
+}
 
 /* --- the cron schedule --------------------------------------------------- */
 
@@ -200,32 +212,23 @@ static int is_producer(const struct policy *p, uint32_t h) { return world_hdef(p
  * evaluated with AND instead of cron's OR. */
 static int64_t job_next(struct policy *p, uint32_t h, int64_t after_us, int inclusive)
 {
-    const struct handler_def *hd = world_hdef(p->w, h);
-    if (hd->sched.kind != SCHED_CRON || !p->dom_dow_and || !hd->sched.cron.day_or)
-        return sim_sched_next(p->sim, h, after_us, inclusive);
-    struct schedule s = hd->sched;
-    if (cal_cron_use_and(&s.cron) != 0)
-        return SIM_NEVER;
-    return schedule_next(p->w->scn, &s, after_us, inclusive);
+    struct sim_sched_opts o = {.days_and = p->dom_dow_and};
+    return sim_sched_next_opt(p->sim, h, after_us, inclusive, &o);
 }
 
-/* Arms the agent's cron timer at its earliest enabled job, at most
+/* Sets the agent's cron alarm at its earliest enabled job, at most
  * cron_rearm ahead.  O(handlers of the agent). */
 static void cron_arm(struct policy *p, uint32_t a, int64_t now_us)
 {
     struct agent *ag = &p->ag[a];
-    sim_timer_cancel(p->sim, ag->cron_timer);
-    ag->cron_timer = 0;
     int64_t first = SIM_NEVER;
-    for (uint32_t h = p->w->inst_first_h[a]; h < p->w->inst_first_h[a + 1]; h++) {
+    for (uint32_t h = p->t->inst_first_h[a]; h < p->t->inst_first_h[a + 1]; h++) {
         const struct hb_job *j = &p->d->jobs[h];
         if (is_producer(p, h) && j->enabled && j->next_us < first)
             first = j->next_us;
     }
-    if (first == SIM_NEVER)
-        return;
-    int64_t at = first < now_us + p->rearm_us ? first : now_us + p->rearm_us;
-    ag->cron_timer = sim_timer_at(p->sim, at < now_us ? now_us : at, T_CRON, a);
+    int64_t at = first == SIM_NEVER ? SIM_NEVER : first < now_us + p->rearm_us ? first : now_us + p->rearm_us;
+    sim_alarm(p->sim, ag->cron_alarm, at);
 }
 
 /* --- the system-event queue ---------------------------------------------- */
@@ -239,7 +242,7 @@ static int same_key(const struct policy *p, const struct qent *x, const struct q
     const struct sim_item *a = sim_item(p->sim, x->item), *b = sim_item(p->sim, y->item);
     if (a->consumer != b->consumer || a->topic != b->topic || a->key != b->key)
         return 0;
-    return p->keyed[p->w->inst_wf[p->w->h[a->consumer].inst]][a->topic];
+    return sim_topic_keyed(p->sim, a->consumer, a->topic);
 }
 
 /* An entry leaves the queue unprocessed: an item is dropped for good. */
@@ -295,7 +298,7 @@ static int in_active_hours(const struct policy *p, int64_t now_us)
 {
     if (!p->win_on)
         return 1;
-    return cal_window_contains(&p->win, p->w->scn->start_utc_s + now_us / US_PER_S);
+    return cal_window_contains(&p->win, sim_utc_s(p->sim, now_us));
 }
 
 static void push_step(struct agent *ag, uint32_t h, int64_t due_us)
@@ -327,7 +330,7 @@ static void flush(struct policy *p, uint32_t a, int64_t now_us)
         }
     }
     ag->nq = 0;
-    for (uint32_t h = p->w->inst_first_h[a]; h < p->w->inst_first_h[a + 1]; h++)
+    for (uint32_t h = p->t->inst_first_h[a]; h < p->t->inst_first_h[a + 1]; h++)
         if (!is_producer(p, h))
             push_step(ag, h, -1);
     if (ag->nsteps == 0)
@@ -372,10 +375,16 @@ static void session_end(struct policy *p, uint32_t a, int64_t now_us)
         ag->flush_timer = sim_timer_at(p->sim, at, T_FLUSH, a);
 }
 
-/* Starts the session's next run, or ends the session. */
+/* Starts the session's next run, or ends the session.  While the host
+ * stops, the session is abandoned instead: nothing new starts. */
 static void session_next(struct policy *p, uint32_t a, int64_t now_us)
 {
     struct agent *ag = &p->ag[a];
+    if (p->stopping) {
+        ag->running = 0;
+        ag->nsteps = ag->next_step = 0;
+        return;
+    }
     if (ag->next_step == ag->nsteps) {
         session_end(p, a, now_us);
         return;
@@ -401,7 +410,7 @@ static void session_next(struct policy *p, uint32_t a, int64_t now_us)
     }
     ag->cur_run = sim_run_start(p->sim, &rq);
     if (ag->cur_run == 0) {
-        /* A graceful stop: nothing new starts; the session is abandoned. */
+        /* The run limit ended the simulation. */
         ag->running = 0;
         ag->nsteps = ag->next_step = 0;
     }
@@ -419,22 +428,13 @@ static void seen_prune(struct policy *p, struct agent *ag)
 
 /* --- the delivery queue --------------------------------------------------- */
 
-/* Keeps the one delivery timer at the earliest timed entry. */
-static void dq_arm(struct policy *p, int64_t now_us)
+/* Keeps the one delivery alarm at the earliest timed entry. */
+static void dq_arm(struct policy *p)
 {
     int64_t at;
-    uint64_t id = jobs_peek(&p->d->dq, &at);
-    if (id == UINT64_MAX)
+    if (jobs_peek(&p->d->dq, &at) == UINT64_MAX)
         at = SIM_NEVER;
-    if (at != SIM_NEVER && at < now_us)
-        at = now_us;
-    if (at == p->dq_at_us)
-        return;
-    sim_timer_cancel(p->sim, p->dq_timer);
-    p->dq_timer = 0;
-    p->dq_at_us = at;
-    if (at != SIM_NEVER)
-        p->dq_timer = sim_timer_at(p->sim, at, T_DELIVERY, 0);
+    sim_alarm(p->sim, p->dq_alarm, at);
 }
 
 /* deliver(), then ack() (at once, or ack_delay later), or fail(). */
@@ -468,16 +468,16 @@ static void dq_run(struct policy *p, int64_t now_us)
         else
             dq_attempt(p, id, now_us);
     }
-    dq_arm(p, now_us);
+    dq_arm(p);
 }
 
 static void dq_enqueue(struct policy *p, const struct run_result *r, int64_t now_us)
 {
     struct job j = {.handler = r->handler, .status = JOB_PENDING, .available_us = now_us, .due_us = -1,
-                    .item = UINT64_MAX, .run = r->run, .tag = p->w->h[r->handler].inst};
+                    .item = UINT64_MAX, .run = r->run, .tag = p->t->h_inst[r->handler]};
     uint64_t id = jobs_add(&p->d->dq, &j); /* enqueue(): written to disk first */
     dq_attempt(p, id, now_us);
-    dq_arm(p, now_us);
+    dq_arm(p);
 }
 
 /* recoverPending(): entries still on disk (pending, or delivered and not
@@ -497,7 +497,7 @@ static void dq_recover(struct policy *p, int64_t now_us)
     }
     if (p->d->dq_first == t->n)
         return;
-    int64_t *spent = xcalloc(p->w->ninst ? p->w->ninst : 1, sizeof *spent);
+    int64_t *spent = xcalloc(p->t->ninst ? p->t->ninst : 1, sizeof *spent);
     for (uint64_t id = p->d->dq_first; id < t->n; id++) {
         struct job *j = jobs_get(t, id);
         if (j->status == JOB_COMPLETED || j->status == JOB_FAILED)
@@ -515,48 +515,12 @@ static void dq_recover(struct policy *p, int64_t now_us)
 
 /* --- hooks ---------------------------------------------------------------- */
 
-/* Which topics' events carry a context key: those fed only by streams the
- * scenario gave keys (`keys N` on every publish line and source feeding it;
- * producers' own events have unique keys).  Unkeyed streams number their
- * events from 0 each, so their keys say nothing about the context.
- * O(workflows x topics x (publish lines + handlers)). */
-static uint8_t **keyed_topics(const struct scenario *s)
-{
-    uint8_t **k = xcalloc(s->nwfs ? s->nwfs : 1, sizeof *k);
-    for (uint16_t f = 0; f < s->nwfs; f++) {
-        const struct workflow_def *wf = &s->wfs[f];
-        k[f] = xcalloc(wf->ntopics ? wf->ntopics : 1, 1);
-        for (uint16_t t = 0; t < wf->ntopics; t++) {
-            int keyed = 0, unkeyed = 0;
-            for (uint32_t i = 0; i < s->npubs; i++) {
-                if (strcmp(s->pubs[i].topic, wf->topics[t]) != 0)
-                    continue;
-                if (s->pubs[i].arr.keys)
-                    keyed = 1;
-                else
-                    unkeyed = 1;
-            }
-            for (uint16_t h = 0; h < wf->nhandlers; h++) {
-                const struct handler_def *hd = &wf->handlers[h];
-                if (hd->kind != H_PRODUCER || hd->source < 0 || hd->out_topic != t)
-                    continue;
-                if (s->sources[hd->source].arr.keys)
-                    keyed = 1;
-                else
-                    unkeyed = 1;
-            }
-            k[f][t] = (uint8_t)(keyed && !unkeyed);
-        }
-    }
-    return k;
-}
-
 static struct policy *heartbeat_create(struct sim *sim, void *durable, const struct params *ps)
 {
     struct policy *p = xcalloc(1, sizeof *p);
     p->sim = sim;
     p->d = durable;
-    p->w = sim_world(sim);
+    p->t = sim_topo(sim);
     p->every_us = params_get(ps, "every");
     p->heartbeat_on = (int)params_get(ps, "heartbeat_on");
     p->coalesce_us = params_get(ps, "coalesce");
@@ -578,19 +542,20 @@ static struct policy *heartbeat_create(struct sim *sim, void *durable, const str
     p->win.start_min = (int)params_get(ps, "active_start");
     p->win.end_min = (int)params_get(ps, "active_end");
     p->win_on = p->win.start_min != p->win.end_min;
-    p->win.zone = params_zone(ps, "active_tz", p->w->scn->zone);
+    p->win.zone = params_zone(ps, "active_tz", sim_zone(sim));
 
-    p->keyed = keyed_topics(p->w->scn);
-    p->ag = xcalloc(p->w->ninst ? p->w->ninst : 1, sizeof *p->ag);
-    for (uint32_t a = 0; a < p->w->ninst; a++)
+    p->ag = xcalloc(p->t->ninst ? p->t->ninst : 1, sizeof *p->ag);
+    for (uint32_t a = 0; a < p->t->ninst; a++) {
         p->ag[a].pending = WAKE_NONE;
-    p->dq_at_us = SIM_NEVER;
+        p->ag[a].cron_alarm = sim_alarm_new(sim, T_CRON, a);
+    }
+    p->dq_alarm = sim_alarm_new(sim, T_DELIVERY, 0);
 
     if (!p->d->ready) {
         /* Deploy: jobs.json is written from the schedules; the queue is empty. */
         p->d->ready = 1;
-        p->d->jobs = sim_dalloc(sim, sizeof *p->d->jobs * (p->w->nh ? p->w->nh : 1));
-        for (uint32_t h = 0; h < p->w->nh; h++) {
+        p->d->jobs = sim_dalloc(sim, sizeof *p->d->jobs * (p->t->nh ? p->t->nh : 1));
+        for (uint32_t h = 0; h < p->t->nh; h++) {
             struct hb_job *j = &p->d->jobs[h];
             j->next_us = SIM_NEVER;
             if (!is_producer(p, h))
@@ -605,14 +570,11 @@ static struct policy *heartbeat_create(struct sim *sim, void *durable, const str
 
 static void heartbeat_destroy(struct policy *p)
 {
-    for (uint32_t a = 0; a < p->w->ninst; a++) {
+    for (uint32_t a = 0; a < p->t->ninst; a++) {
         free(p->ag[a].q);
         free(p->ag[a].seen);
         free(p->ag[a].steps);
     }
-    for (uint16_t f = 0; f < p->w->scn->nwfs; f++)
-        free(p->keyed[f]);
-    free(p->keyed);
     free(p->ag);
     free(p->offer);
     free(p);
@@ -622,28 +584,28 @@ static void heartbeat_start(struct policy *p, int restart, int64_t now_us)
 {
     if (restart) {
         /* Fires missed while down are skipped; a missed `at` never runs. */
-        for (uint32_t h = 0; h < p->w->nh; h++) {
+        for (uint32_t h = 0; h < p->t->nh; h++) {
             struct hb_job *j = &p->d->jobs[h];
             if (!is_producer(p, h) || !j->enabled || j->next_us >= now_us)
                 continue;
             j->next_us = job_next(p, h, now_us, 1);
-            if (world_hdef(p->w, h)->sched.kind == SCHED_AT)
+            if (is_one_shot(p, h))
                 j->enabled = 0;
         }
     }
-    for (uint32_t a = 0; a < p->w->ninst; a++) {
+    for (uint32_t a = 0; a < p->t->ninst; a++) {
         if (p->heartbeat_on)
             p->ag[a].hb_timer = sim_timer_at(p->sim, now_us + p->every_us, T_HEARTBEAT, a);
         cron_arm(p, a, now_us);
     }
     if (restart)
         dq_recover(p, now_us);
-    dq_arm(p, now_us);
+    dq_arm(p);
 }
 
 static void heartbeat_on_publish(struct policy *p, uint32_t h, uint64_t item, int64_t now_us)
 {
-    uint32_t a = p->w->h[h].inst;
+    uint32_t a = p->t->h_inst[h];
     struct qent e = {.item = item, .due_us = -1, .h = h};
     enqueue_event(p, &p->ag[a], &e);
     request_wake(p, a, WAKE_HOOK, now_us);
@@ -652,15 +614,14 @@ static void heartbeat_on_publish(struct policy *p, uint32_t h, uint64_t item, in
 static void cron_fire(struct policy *p, uint32_t a, int64_t now_us)
 {
     struct agent *ag = &p->ag[a];
-    ag->cron_timer = 0;
     int fired = 0;
-    for (uint32_t h = p->w->inst_first_h[a]; h < p->w->inst_first_h[a + 1]; h++) {
+    for (uint32_t h = p->t->inst_first_h[a]; h < p->t->inst_first_h[a + 1]; h++) {
         struct hb_job *j = &p->d->jobs[h];
         if (!is_producer(p, h) || !j->enabled || j->next_us > now_us)
             continue;
         struct qent e = {.item = UINT64_MAX, .due_us = j->next_us, .h = h};
         enqueue_event(p, ag, &e);
-        if (world_hdef(p->w, h)->sched.kind == SCHED_AT) {
+        if (is_one_shot(p, h)) {
             j->enabled = 0;
             j->next_us = SIM_NEVER;
         } else {
@@ -692,8 +653,6 @@ static void heartbeat_on_timer(struct policy *p, uint32_t tag, uint64_t arg, int
         request_wake(p, a, WAKE_RETRY, now_us);
         break;
     case T_DELIVERY:
-        p->dq_timer = 0;
-        p->dq_at_us = SIM_NEVER;
         dq_run(p, now_us);
         break;
     default:
@@ -703,7 +662,7 @@ static void heartbeat_on_timer(struct policy *p, uint32_t tag, uint64_t arg, int
 
 static void heartbeat_on_run_end(struct policy *p, const struct run_result *r, int64_t now_us)
 {
-    uint32_t a = p->w->h[r->handler].inst;
+    uint32_t a = p->t->h_inst[r->handler];
     struct agent *ag = agent_of(p, r->handler);
     SIM_ASSERT(ag->running && ag->cur_run == r->run);
     ag->cur_run = 0;
@@ -741,6 +700,8 @@ static void heartbeat_on_trigger(struct policy *p, uint32_t inst, int64_t now_us
     request_wake(p, inst, WAKE_MANUAL, now_us);
 }
 
+static void heartbeat_on_stop(struct policy *p, int64_t now_us) { p->stopping = 1; }
+
 const struct policy_ops policy_heartbeat = {
     .abi = POLICY_ABI,
     .name = "heartbeat",
@@ -758,4 +719,5 @@ const struct policy_ops policy_heartbeat = {
     .on_timer = heartbeat_on_timer,
     .on_run_end = heartbeat_on_run_end,
     .on_trigger = heartbeat_on_trigger,
+    .on_stop = heartbeat_on_stop,
 };

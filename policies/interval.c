@@ -21,7 +21,9 @@
  * to name the instant a run serves).  The PRD has no recovery step: a
  * schedule persisted as `running` at a crash (or at a graceful stop that
  * cut its run off) stays `running` and is skipped for good, unless
- * `recover=reset`.
+ * `recover=reset`.  A graceful stop (on_stop) is the PRD's Scheduler.stop():
+ * the loop stops at once, and runs that complete within the grace still
+ * write their completion to the state file.
  *
  * Volatile: the due index (a jobs table, sim/jobs.h, of idle schedules keyed
  * by next trigger, rebuilt from the state file at every start), the running
@@ -37,7 +39,8 @@
 
 #include "sim/backoff.h"
 #include "sim/jobs.h"
-#include "sim/sim.h"
+#include "sim/policy_api.h"
+#include "sim/rng.h"
 #include "sim/util.h"
 
 enum { T_CHECK = 1 };
@@ -75,7 +78,7 @@ struct interval_durable {
 struct policy {
     struct sim *sim;
     struct interval_durable *d;
-    const struct world *w;
+    const struct sim_topo *t;
     int64_t check_us, consumer_us, backoff_max_us;
     uint32_t max_concurrent, jitter_pct;
     int anchor, no_work, cron, recover, backoff;
@@ -87,6 +90,7 @@ struct policy {
     uint32_t *wait_next;           /* [nh] */
     uint32_t *due;                 /* [nh] scratch for one check */
     int ticker;
+    int stopping;                  /* a graceful stop began (on_stop): the loop is stopped */
 };
 
 static const struct param_def interval_params[] = {
@@ -126,7 +130,9 @@ static int64_t sched_interval(const struct policy *p, uint32_t h)
     if (p->role[h] == ROLE_CONSUMER)
         return p->consumer_us;
     SIM_ASSERT(p->role[h] == ROLE_INTERVAL);
-    return world_hdef(p->w, h)->sched.every_us;
+    struct sim_sched_info si;
+    sim_sched_info(p->sim, h, &si);
+    return si.every_us;
 }
 
 /* Puts schedule h in the due index at its next trigger, or takes it out.
@@ -149,7 +155,7 @@ static void ix_put(struct policy *p, uint32_t h)
  * first fire for calendar schedules run with cron=run. */
 static void state_init(struct policy *p, int64_t now_us)
 {
-    uint32_t nh = p->w->nh;
+    uint32_t nh = p->t->nh;
     p->d->s = sim_dalloc(p->sim, sizeof *p->d->s * (nh ? nh : 1));
     for (uint32_t h = 0; h < nh; h++) {
         struct isched *s = &p->d->s[h];
@@ -190,10 +196,12 @@ static int64_t next_trigger(struct policy *p, uint32_t h, int64_t start_us, int6
 /* Arms the check loop for the first check at or after `from` at which a
  * schedule is due (the earliest trigger in the index).  After a check,
  * from = now + 1; after a run's end, from = now, so that a check at the
- * very instant a run ends sees it, as the PRD's loop does.  During a
- * graceful stop the ticker is stopped and arming does nothing. */
+ * very instant a run ends sees it, as the PRD's loop does.  A stopped loop
+ * (a graceful stop) is not armed again. */
 static void arm(struct policy *p, int64_t from_us)
 {
+    if (p->stopping)
+        return;
     int64_t at;
     if (jobs_peek(&p->ix, &at) == UINT64_MAX)
         at = SIM_NEVER;
@@ -204,11 +212,11 @@ static void arm(struct policy *p, int64_t from_us)
 
 /* Triggers schedule h now (executeSchedule): the consumer's no_work skip,
  * or a run with status `running` written first.  Returns the run id, or 0
- * when nothing started (skipped, or the host is in a graceful stop). */
+ * when nothing started (skipped). */
 static uint64_t fire(struct policy *p, uint32_t h, enum run_reason why, int64_t now_us)
 {
     struct isched *s = &p->d->s[h];
-    SIM_ASSERT(s->status == ST_IDLE);
+    SIM_ASSERT(s->status == ST_IDLE && !p->stopping);
     if (p->role[h] == ROLE_CONSUMER && p->no_work == NOWORK_SKIP && sim_pending_count(p->sim, h) == 0) {
         s->next_run_at = now_us + p->consumer_us; /* the PRD passes no jitter here */
         ix_put(p, h);
@@ -224,14 +232,14 @@ static uint64_t fire(struct policy *p, uint32_t h, enum run_reason why, int64_t 
     s->status = ST_RUNNING;
     uint64_t run = sim_run_start(p->sim, &rq);
     if (!run) {
-        s->status = ST_IDLE; /* stopping: nothing new starts */
+        s->status = ST_IDLE; /* the run limit ended the simulation */
         ix_put(p, h);
         return 0;
     }
     s->run = run;
     if (rq.due_us >= 0)
         s->next_due = sim_sched_next(p->sim, h, now_us, 0);
-    p->running[p->w->h[h].inst]++;
+    p->running[p->t->h_inst[h]]++;
     p->nrunning++;
     return run;
 }
@@ -267,7 +275,7 @@ static void check(struct policy *p, int64_t now_us)
     if (n > 1)
         qsort(p->due, n, sizeof *p->due, cmp_u32);
     for (uint32_t i = 0; i < n; i++) {
-        uint32_t h = p->due[i], inst = p->w->h[h].inst;
+        uint32_t h = p->due[i], inst = p->t->h_inst[h];
         if (p->running[inst] >= p->max_concurrent) {
             p->wait_next[h] = p->wait_head[inst];
             p->wait_head[inst] = h;
@@ -286,7 +294,7 @@ static struct policy *interval_create(struct sim *sim, void *durable, const stru
     struct policy *p = xcalloc(1, sizeof *p);
     p->sim = sim;
     p->d = durable;
-    p->w = sim_world(sim);
+    p->t = sim_topo(sim);
     p->check_us = params_get(ps, "check_interval");
     p->max_concurrent = (uint32_t)params_get(ps, "max_concurrent");
     p->consumer_us = params_get(ps, "consumer_interval");
@@ -297,7 +305,7 @@ static struct policy *interval_create(struct sim *sim, void *durable, const stru
     p->recover = (int)params_get(ps, "recover");
     p->backoff = (int)params_get(ps, "backoff");
     p->backoff_max_us = params_get(ps, "backoff_max");
-    uint32_t nh = p->w->nh, ni = p->w->ninst;
+    uint32_t nh = p->t->nh, ni = p->t->ninst;
     p->role = xcalloc(nh ? nh : 1, sizeof *p->role);
     p->running = xcalloc(ni ? ni : 1, sizeof *p->running);
     p->wait_head = xmalloc(sizeof *p->wait_head * (ni ? ni : 1));
@@ -306,10 +314,11 @@ static struct policy *interval_create(struct sim *sim, void *durable, const stru
     for (uint32_t i = 0; i < ni; i++)
         p->wait_head[i] = NO_HANDLER;
     for (uint32_t h = 0; h < nh; h++) {
-        const struct handler_def *hd = world_hdef(p->w, h);
-        if (hd->kind == H_CONSUMER)
+        struct sim_sched_info si;
+        sim_sched_info(sim, h, &si);
+        if (p->t->h_kind[h] == H_CONSUMER)
             p->role[h] = ROLE_CONSUMER;
-        else if (hd->sched.kind == SCHED_EVERY)
+        else if (si.kind == SIM_SCHED_EVERY)
             p->role[h] = ROLE_INTERVAL;
         else
             p->role[h] = p->cron == CRON_RUN ? ROLE_CALENDAR : ROLE_SKIP;
@@ -341,7 +350,7 @@ static void interval_destroy(struct policy *p)
  * step; recover=reset sets schedules left `running` back to idle. */
 static void interval_start(struct policy *p, int restart, int64_t now_us)
 {
-    for (uint32_t h = 0; h < p->w->nh; h++) {
+    for (uint32_t h = 0; h < p->t->nh; h++) {
         if (restart && p->recover == RECOVER_RESET && p->d->s[h].status == ST_RUNNING)
             p->d->s[h].status = ST_IDLE;
         ix_put(p, h);
@@ -366,7 +375,7 @@ static void interval_on_timer(struct policy *p, uint32_t tag, uint64_t arg, int6
  * its workflow's waiting schedules become due again for the next check. */
 static void interval_on_run_end(struct policy *p, const struct run_result *r, int64_t now_us)
 {
-    uint32_t h = r->handler, inst = p->w->h[h].inst;
+    uint32_t h = r->handler, inst = p->t->h_inst[h];
     struct isched *s = &p->d->s[h];
     SIM_ASSERT(s->status == ST_RUNNING && s->run == r->run);
     SIM_ASSERT(p->running[inst] > 0 && p->nrunning > 0);
@@ -391,15 +400,19 @@ static void interval_on_run_end(struct policy *p, const struct run_result *r, in
     arm(p, now_us);
 }
 
+/* Scheduler.stop(): the check loop stops; run completions are still
+ * written (on_run_end) until the host goes down. */
+static void interval_on_stop(struct policy *p, int64_t now_us) { p->stopping = 1; }
+
 /* trigger(agentName) with no schedule name: the first schedule of the
  * workflow, now, if it is idle and the workflow has capacity (US-6: the
  * manual trigger respects max_concurrent). */
 static void interval_on_trigger(struct policy *p, uint32_t inst, int64_t now_us)
 {
-    uint32_t h = p->w->inst_first_h[inst];
-    while (h < p->w->inst_first_h[inst + 1] && p->role[h] == ROLE_SKIP)
+    uint32_t h = p->t->inst_first_h[inst];
+    while (h < p->t->inst_first_h[inst + 1] && p->role[h] == ROLE_SKIP)
         h++;
-    if (h == p->w->inst_first_h[inst + 1] || p->d->s[h].status != ST_IDLE ||
+    if (h == p->t->inst_first_h[inst + 1] || p->d->s[h].status != ST_IDLE ||
         p->running[inst] >= p->max_concurrent)
         return;
     SIM_ASSERT(p->wait_head[inst] == NO_HANDLER); /* waiters exist only at capacity */
@@ -425,4 +438,5 @@ const struct policy_ops policy_interval = {
     .on_timer = interval_on_timer,
     .on_run_end = interval_on_run_end,
     .on_trigger = interval_on_trigger,
+    .on_stop = interval_on_stop,
 };

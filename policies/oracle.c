@@ -2,8 +2,9 @@
  *
  * It runs each producer at the exact instant of each nominal due, and each
  * consumer at the exact instant its script would take something (it asks the
- * engine what the workload knows: sim_script_due), one run per consumer at a
- * time so that no item is taken twice.  It never runs a handler with nothing
+ * engine what the workload knows: sim_script_due, the oracle knowledge of
+ * sim/policy_api.h that no model of a real system may use), one run per
+ * consumer at a time so that no item is taken twice.  It never runs a handler with nothing
  * to do.  Runs of different handlers may overlap freely (no promise).  After
  * a failure it runs again at once; after a crash it serves every due left
  * uncommitted at once (its per-producer progress is durable), so it loses
@@ -17,7 +18,7 @@
  * handler, its latest run.  Volatile: one pending timer per handler. */
 #include <stdlib.h>
 
-#include "sim/sim.h"
+#include "sim/policy_api.h"
 #include "sim/util.h"
 
 enum { T_PRODUCER = 1, T_CONSUMER };
@@ -32,7 +33,7 @@ struct policy {
     struct sim *sim;
     struct oracle_durable *d;
     sim_timer *timer;              /* [nh] */
-    const struct world *w;
+    const struct sim_topo *t;
 };
 
 static void consumer_eval(struct policy *p, uint32_t h, int64_t now_us)
@@ -97,13 +98,13 @@ static struct policy *oracle_create(struct sim *sim, void *durable, const struct
     struct policy *p = xcalloc(1, sizeof *p);
     p->sim = sim;
     p->d = durable;
-    p->w = sim_world(sim);
-    p->timer = xcalloc(p->w->nh ? p->w->nh : 1, sizeof *p->timer);
+    p->t = sim_topo(sim);
+    p->timer = xcalloc(p->t->nh ? p->t->nh : 1, sizeof *p->timer);
     if (!p->d->committed_due) {
-        p->d->committed_due = sim_dalloc(sim, sizeof(int64_t) * (p->w->nh ? p->w->nh : 1));
-        p->d->next_due = sim_dalloc(sim, sizeof(int64_t) * (p->w->nh ? p->w->nh : 1));
-        p->d->last_run = sim_dalloc(sim, sizeof(uint64_t) * (p->w->nh ? p->w->nh : 1));
-        for (uint32_t h = 0; h < p->w->nh; h++) {
+        p->d->committed_due = sim_dalloc(sim, sizeof(int64_t) * (p->t->nh ? p->t->nh : 1));
+        p->d->next_due = sim_dalloc(sim, sizeof(int64_t) * (p->t->nh ? p->t->nh : 1));
+        p->d->last_run = sim_dalloc(sim, sizeof(uint64_t) * (p->t->nh ? p->t->nh : 1));
+        for (uint32_t h = 0; h < p->t->nh; h++) {
             p->d->committed_due[h] = -1;
             p->d->next_due[h] = sim_sched_next(sim, h, 0, 1);
         }
@@ -119,9 +120,9 @@ static void oracle_destroy(struct policy *p)
 
 static void oracle_start(struct policy *p, int restart, int64_t now_us)
 {
-    for (uint32_t h = 0; h < p->w->nh; h++) {
+    for (uint32_t h = 0; h < p->t->nh; h++) {
         int resumed = restart && resume_cut_run(p, h);
-        if (world_hdef(p->w, h)->kind == H_CONSUMER) {
+        if (p->t->h_kind[h] == H_CONSUMER) {
             if (!resumed)
                 consumer_eval(p, h, now_us);
             continue;
@@ -162,7 +163,7 @@ static void oracle_on_timer(struct policy *p, uint32_t tag, uint64_t arg, int64_
 static void oracle_on_run_end(struct policy *p, const struct run_result *r, int64_t now_us)
 {
     uint32_t h = r->handler;
-    if (world_hdef(p->w, h)->kind == H_CONSUMER) {
+    if (p->t->h_kind[h] == H_CONSUMER) {
         consumer_eval(p, h, now_us);
         return;
     }
@@ -178,8 +179,8 @@ static void oracle_on_run_end(struct policy *p, const struct run_result *r, int6
 
 static void oracle_on_trigger(struct policy *p, uint32_t inst, int64_t now_us)
 {
-    for (uint32_t h = p->w->inst_first_h[inst]; h < p->w->inst_first_h[inst + 1]; h++)
-        if (world_hdef(p->w, h)->kind == H_PRODUCER)
+    for (uint32_t h = p->t->inst_first_h[inst]; h < p->t->inst_first_h[inst + 1]; h++)
+        if (p->t->h_kind[h] == H_PRODUCER)
             producer_fire(p, h, -1, REASON_MANUAL);
 }
 

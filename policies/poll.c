@@ -11,7 +11,7 @@
  * Volatile: the check-loop ticker. */
 #include <stdlib.h>
 
-#include "sim/sim.h"
+#include "sim/policy_api.h"
 #include "sim/util.h"
 
 struct poll_durable {
@@ -21,7 +21,7 @@ struct poll_durable {
 struct policy {
     struct sim *sim;
     struct poll_durable *d;
-    const struct world *w;
+    const struct sim_topo *t;
     int ticker;
     int64_t period_us;
 };
@@ -33,13 +33,13 @@ static const struct param_def poll_params[] = {
 
 static void poll_all(struct policy *p, int64_t now_us, enum run_reason why)
 {
-    for (uint32_t h = 0; h < p->w->nh; h++) {
+    for (uint32_t h = 0; h < p->t->nh; h++) {
         if (sim_active_runs(p->sim, h))
             continue;
         struct run_req rq = RUN_REQ_INIT;
         rq.handler = h;
         rq.reason = why;
-        if (world_hdef(p->w, h)->kind == H_PRODUCER) {
+        if (p->t->h_kind[h] == H_PRODUCER) {
             int64_t due = p->d->next_due[h];
             if (due == SIM_NEVER || due > now_us)
                 continue;
@@ -56,11 +56,11 @@ static struct policy *poll_create(struct sim *sim, void *durable, const struct p
     struct policy *p = xcalloc(1, sizeof *p);
     p->sim = sim;
     p->d = durable;
-    p->w = sim_world(sim);
+    p->t = sim_topo(sim);
     p->period_us = params_get(ps, "period");
     if (!p->d->next_due) {
-        p->d->next_due = sim_dalloc(sim, sizeof(int64_t) * (p->w->nh ? p->w->nh : 1));
-        for (uint32_t h = 0; h < p->w->nh; h++)
+        p->d->next_due = sim_dalloc(sim, sizeof(int64_t) * (p->t->nh ? p->t->nh : 1));
+        for (uint32_t h = 0; h < p->t->nh; h++)
             p->d->next_due[h] = sim_sched_next(sim, h, 0, 1);
     }
     return p;
@@ -83,7 +83,7 @@ static void poll_on_timer(struct policy *p, uint32_t tag, uint64_t arg, int64_t 
 
 static void poll_on_run_end(struct policy *p, const struct run_result *r, int64_t now_us)
 {
-    if (r->outcome == OUT_COMMITTED || world_hdef(p->w, r->handler)->kind != H_PRODUCER)
+    if (r->outcome == OUT_COMMITTED || p->t->h_kind[r->handler] != H_PRODUCER)
         return;
     /* A failed producer run: its due is served again at the next poll. */
     struct sim_run_info ri;
@@ -94,8 +94,8 @@ static void poll_on_run_end(struct policy *p, const struct run_result *r, int64_
 
 static void poll_on_trigger(struct policy *p, uint32_t inst, int64_t now_us)
 {
-    for (uint32_t h = p->w->inst_first_h[inst]; h < p->w->inst_first_h[inst + 1]; h++) {
-        if (world_hdef(p->w, h)->kind != H_PRODUCER || sim_active_runs(p->sim, h))
+    for (uint32_t h = p->t->inst_first_h[inst]; h < p->t->inst_first_h[inst + 1]; h++) {
+        if (p->t->h_kind[h] != H_PRODUCER || sim_active_runs(p->sim, h))
             continue;
         struct run_req rq = RUN_REQ_INIT;
         rq.handler = h;

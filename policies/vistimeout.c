@@ -39,7 +39,9 @@
  * lease) passes; `crash workers` does this to every worker; `crash server`
  * stops the coordinator, the watchdog, claims, heartbeats and notifications
  * until the server is back, and keeps every row.  A host crash is all of
- * these at once; recovery is from the rows alone.
+ * these at once; recovery is from the rows alone.  A graceful stop
+ * (on_stop): the workers finish the runs they have, whose row updates are
+ * written as they end, and claim nothing more.
  *
  * Key invariant: every job row is in exactly one status, and a worker is
  * BUSY exactly while the run it started is active (runs of a crashed worker
@@ -54,7 +56,8 @@
 
 #include "sim/backoff.h"
 #include "sim/jobs.h"
-#include "sim/sim.h"
+#include "sim/cal.h"
+#include "sim/policy_api.h"
 #include "sim/util.h"
 
 enum { T_POLL = 1, T_NEXT, T_HEARTBEAT, T_COORD, T_WATCHDOG };
@@ -102,20 +105,20 @@ struct worker {
 struct policy {
     struct sim *sim;
     struct vt_durable *d;
-    const struct world *w;
+    const struct sim_topo *t;
 
     int design, notify, attempts_mode, cron_utc, extend;
     uint32_t nworkers, max_catchup, max_attempts;
     int64_t vt_us, hb_us, ext_us, lease_us, watchdog_us, coord_us, poll_us;
     struct backoff retry;
-    const struct cal_zone *utc;
+    struct sim_sched_opts sched_opts;
 
     struct worker *wk;
     uint32_t nidle;                /* workers IDLE */
     int server_down;
+    int stopping;                  /* a graceful stop began (on_stop): nobody claims */
     int coord, watchdog;           /* tickers; watchdog only for design=lease */
-    sim_timer next;                /* notify=on: the earliest future available_at */
-    int64_t next_at;
+    int next;                      /* alarm (notify=on): the earliest future available_at */
     uint64_t *scratch;
     size_t scratch_cap;
 };
@@ -182,17 +185,13 @@ static int row_active(const struct job *j)
     return j->status == JOB_PENDING || j->status == JOB_RUNNING || j->status == JOB_SLEEPING;
 }
 
-static int is_consumer(const struct policy *p, uint32_t h) { return world_hdef(p->w, h)->kind == H_CONSUMER; }
+static int is_consumer(const struct policy *p, uint32_t h) { return p->t->h_kind[h] == H_CONSUMER; }
 
+/* A schedule's next fire as the coordinator computes it (cron_tz=utc: in
+ * UTC whatever the schedule's zone). */
 static int64_t sched_next(const struct policy *p, uint32_t h, int64_t after_us, int inclusive)
 {
-    const struct handler_def *hd = world_hdef(p->w, h);
-    if (p->cron_utc && hd->sched.kind == SCHED_CRON) {
-        struct schedule sc = hd->sched;
-        sc.zone = p->utc;
-        return schedule_next(p->w->scn, &sc, after_us, inclusive);
-    }
-    return sim_sched_next(p->sim, h, after_us, inclusive);
+    return sim_sched_next_opt(p->sim, h, after_us, inclusive, &p->sched_opts);
 }
 
 /* The lease design keeps a row's time in the timed table; the job table
@@ -232,7 +231,8 @@ static uint64_t job_new(struct policy *p, uint32_t h, int64_t due_us, uint64_t i
  * durable list (item ids in publish order), tidied as it is scanned. */
 static void correlate_add(struct policy *p, uint32_t h, uint64_t item)
 {
-    if (world_hdef(p->w, h)->script.kind != SCRIPT_CORRELATE)
+    uint16_t a, b;
+    if (!sim_correlates(p->sim, h, &a, &b))
         return;
     struct vt_pend *pl = &p->d->pend[h];
     if (pl->n == pl->cap) {
@@ -245,16 +245,16 @@ static void correlate_add(struct policy *p, uint32_t h, uint64_t item)
 /* O(pending events of h). */
 static uint64_t correlate_partner(struct policy *p, uint32_t h, uint64_t item)
 {
-    const struct handler_def *hd = world_hdef(p->w, h);
-    if (hd->script.kind != SCRIPT_CORRELATE)
+    uint16_t a, b;
+    if (!sim_correlates(p->sim, h, &a, &b))
         return NONE;
     struct vt_pend *pl = &p->d->pend[h];
     const struct sim_item *mine = sim_item(p->sim, item);
     uint16_t other;
-    if (mine->topic == hd->script.corr_a)
-        other = hd->script.corr_b;
-    else if (mine->topic == hd->script.corr_b)
-        other = hd->script.corr_a;
+    if (mine->topic == a)
+        other = b;
+    else if (mine->topic == b)
+        other = a;
     else
         return NONE;
     uint64_t found = NONE;
@@ -296,7 +296,7 @@ static void claim(struct policy *p, uint32_t k, uint64_t id, int64_t now_us)
     struct worker *wk = &p->wk[k];
     struct job *j = jobs_get(&d->jobs, id);
     struct vt_row *x = row_of(p, id);
-    SIM_ASSERT(wk->state == W_IDLE);
+    SIM_ASSERT(wk->state == W_IDLE && !p->stopping);
     SIM_ASSERT(row_active(j));
     int was_running = j->status == JOB_RUNNING;
     uint32_t h = j->handler;
@@ -357,7 +357,7 @@ static void claim(struct policy *p, uint32_t k, uint64_t id, int64_t now_us)
 static void worker_poll(struct policy *p, uint32_t k, int64_t now_us)
 {
     struct worker *wk = &p->wk[k];
-    if (wk->state != W_IDLE)
+    if (wk->state != W_IDLE || p->stopping)
         return;
     if (!p->server_down) {
         uint64_t id = jobs_next_due(&p->d->jobs, now_us);
@@ -382,7 +382,7 @@ static void ticker_arm(struct policy *p, int ticker, int64_t at_us, int64_t now_
  * the earliest lease, wake or retry time.
  * design=vistimeout, notify=on: a row becomes claimable by time alone
  * (sleep end, backoff end, visibility timeout), which no notification
- * announces; one timer at the earliest future available_at stands for the
+ * announces; one alarm at the earliest future available_at stands for the
  * poll query finding it then. */
 static void arm_next(struct policy *p, int64_t now_us)
 {
@@ -397,18 +397,14 @@ static void arm_next(struct policy *p, int64_t now_us)
         if (jobs_peek(&p->d->jobs, &at) != NONE && at > now_us)
             want = at;
     }
-    if (want == p->next_at)
-        return;
-    sim_timer_cancel(p->sim, p->next);
-    p->next = want == SIM_NEVER ? 0 : sim_timer_at(p->sim, want, T_NEXT, 0);
-    p->next_at = want;
+    sim_alarm(p->sim, p->next, want);
 }
 
 /* New work (NOTIFY): every idle worker re-runs the poll query, lowest index
  * first; with notify off or broken nobody hears it. */
 static void notify_all(struct policy *p, int64_t now_us)
 {
-    if (p->notify != NOTIFY_ON || p->server_down)
+    if (p->notify != NOTIFY_ON || p->server_down || p->stopping)
         return;
     /* O(workers) at most; stops at the first worker that finds nothing,
      * since the others would find nothing either. */
@@ -563,7 +559,7 @@ static struct policy *vt_create(struct sim *sim, void *durable, const struct par
     struct policy *p = xcalloc(1, sizeof *p);
     p->sim = sim;
     p->d = durable;
-    p->w = sim_world(sim);
+    p->t = sim_topo(sim);
     p->design = (int)params_get(ps, "design");
     p->nworkers = (uint32_t)params_get(ps, "workers");
     p->vt_us = params_get(ps, "visibility_timeout");
@@ -583,10 +579,10 @@ static struct policy *vt_create(struct sim *sim, void *durable, const struct par
     p->cron_utc = (int)params_get(ps, "cron_tz") == 1;
     if (p->cron_utc) {
         char err[128];
-        SIM_ASSERT(cal_zone_get("UTC", &p->utc, err, sizeof err) == 0); /* UTC is built in */
+        SIM_ASSERT(cal_zone_get("UTC", &p->sched_opts.zone, err, sizeof err) == 0); /* UTC is built in */
     }
     p->wk = xcalloc(p->nworkers, sizeof *p->wk);
-    p->next_at = SIM_NEVER;
+    p->next = sim_alarm_new(sim, T_NEXT, 0);
 
     struct vt_durable *d = p->d;
     if (!d->init) {
@@ -595,12 +591,12 @@ static struct policy *vt_create(struct sim *sim, void *durable, const struct par
         jobs_init(&d->timed, sim_durable_realloc, sim);
         jobs_init(&d->scheds, sim_durable_realloc, sim);
         uint32_t nprod = 0;
-        for (uint32_t h = 0; h < p->w->nh; h++)
+        for (uint32_t h = 0; h < p->t->nh; h++)
             nprod += !is_consumer(p, h);
         d->next_fire = sim_dalloc(sim, sizeof(int64_t) * (nprod ? nprod : 1));
         d->last_fired = sim_dalloc(sim, sizeof(int64_t) * (nprod ? nprod : 1));
-        d->pend = sim_dalloc(sim, sizeof *d->pend * (p->w->nh ? p->w->nh : 1));
-        for (uint32_t h = 0; h < p->w->nh; h++) {
+        d->pend = sim_dalloc(sim, sizeof *d->pend * (p->t->nh ? p->t->nh : 1));
+        for (uint32_t h = 0; h < p->t->nh; h++) {
             if (is_consumer(p, h))
                 continue;
             int64_t first = sched_next(p, h, 0, 1);
@@ -660,8 +656,6 @@ static void vt_on_timer(struct policy *p, uint32_t tag, uint64_t arg, int64_t no
         break;
     }
     case T_NEXT:
-        p->next = 0;
-        p->next_at = SIM_NEVER;
         notify_all(p, now_us);
         break;
     case T_HEARTBEAT: {
@@ -730,7 +724,7 @@ static void vt_on_run_end(struct policy *p, const struct run_result *r, int64_t 
 static void vt_on_trigger(struct policy *p, uint32_t inst, int64_t now_us)
 {
     int any = 0;
-    for (uint32_t h = p->w->inst_first_h[inst]; h < p->w->inst_first_h[inst + 1]; h++) {
+    for (uint32_t h = p->t->inst_first_h[inst]; h < p->t->inst_first_h[inst + 1]; h++) {
         if (is_consumer(p, h))
             continue;
         job_new(p, h, -1, UINT64_MAX, WHY_MANUAL, now_us);
@@ -740,6 +734,10 @@ static void vt_on_trigger(struct policy *p, uint32_t inst, int64_t now_us)
         notify_all(p, now_us);
     arm_next(p, now_us);
 }
+
+/* A graceful stop: the workers finish the runs they have (their row
+ * updates are written as the runs end) and claim nothing more. */
+static void vt_on_stop(struct policy *p, int64_t now_us) { p->stopping = 1; }
 
 static void worker_down(struct policy *p, uint32_t k)
 {
@@ -831,4 +829,5 @@ const struct policy_ops policy_vistimeout = {
     .on_trigger = vt_on_trigger,
     .on_part = vt_on_part,
     .on_horizon = NULL,
+    .on_stop = vt_on_stop,
 };

@@ -43,10 +43,10 @@
  *
  * The host sleeps until the earliest timed row (a producer's next_run_at, a
  * consumer's wakeAt, a paused workflow's retry time, the legacy per-workflow
- * sleep), kept in one durable jobs table, with one timer; with `tick` it
- * checks only at the ticks of a check loop instead.  During a graceful stop
- * the engine refuses new runs: the first refusal makes the policy start and
- * arm nothing more, and keep the flags the refused run would have served.
+ * sleep), kept in one durable jobs table, with one alarm; with `tick` it
+ * checks only at the ticks of a check loop instead.  A graceful stop
+ * (on_stop) stops the scheduler: run ends during the grace are recorded,
+ * but nothing is started or armed again.
  *
  * Key invariant: a workflow instance has a run of this policy active iff its
  * durable `cur_run` names it; no run is started while `cur_run` is set, so
@@ -55,12 +55,12 @@
  * Durable: the rows table, next_run_at, wakeAt, the per-workflow record
  * (active run, pause state, transient attempts, legacy sleep).  Volatile:
  * dirty, queued (and what the queued trigger serves), the legacy per-consumer
- * "woken" marks, the list of workflows to re-examine, the timer or ticker. */
+ * "woken" marks, the list of workflows to re-examine, the alarm or ticker. */
 #include <stdlib.h>
 
 #include "sim/backoff.h"
 #include "sim/jobs.h"
-#include "sim/sim.h"
+#include "sim/policy_api.h"
 #include "sim/util.h"
 
 /* What a timed row is (job.tag); job.handler holds the handler for
@@ -88,7 +88,7 @@ struct wk_wf {
 
 struct wk_durable {
     int inited;
-    uint32_t incarnation;          /* bumped at every create: tells this host's timers from an earlier one's */
+    uint32_t incarnation;          /* bumped at every create: the host alarm's arg names its incarnation */
     struct jobtab rows;            /* timed rows, durable allocator */
     int64_t *next_run_at;          /* [nh] producers */
     int64_t *wake_at;              /* [nh] consumers, SIM_NEVER none */
@@ -99,7 +99,7 @@ struct wk_durable {
 struct policy {
     struct sim *sim;
     struct wk_durable *d;
-    const struct world *w;
+    const struct sim_topo *t;
     /* parameters */
     int64_t wake_min_us, wake_max_us, tick_us, autofix_us, reconcile_us;
     int per_workflow;              /* granularity=workflow */
@@ -116,12 +116,11 @@ struct policy {
     uint32_t *kick;
     uint8_t *kick_mark;            /* [ninst] */
     uint32_t nkick;
-    sim_timer timer;
-    int64_t timer_at;              /* SIM_NEVER: no timer */
-    uint32_t incarnation;          /* this host's, from the durable counter */
+    int alarm;                     /* event mode: the host's one alarm (T_HOST) */
+    uint32_t incarnation;          /* this host's, from the durable counter (the alarm's arg) */
     int ticker;                    /* tick mode only */
     int deferred;                  /* event mode: the start-up pass has not run yet */
-    int stopping;                  /* a graceful stop refused a run start: start nothing more */
+    int stopping;                  /* a graceful stop began (on_stop): start and arm nothing more */
     uint32_t nactive;              /* runs active (tick mode keeps the loop armed meanwhile) */
 };
 
@@ -163,8 +162,8 @@ static const struct param_def wakeat_params[] = {
 
 /* --- small helpers ----------------------------------------------------------- */
 
-static uint32_t inst_of(const struct policy *p, uint32_t h) { return p->w->h[h].inst; }
-static int is_consumer(const struct policy *p, uint32_t h) { return world_hdef(p->w, h)->kind == H_CONSUMER; }
+static uint32_t inst_of(const struct policy *p, uint32_t h) { return p->t->h_inst[h]; }
+static int is_consumer(const struct policy *p, uint32_t h) { return p->t->h_kind[h] == H_CONSUMER; }
 
 /* Sets a row's time; SIM_NEVER takes it out of the index. */
 static void row_set(struct policy *p, uint64_t row, int64_t at_us)
@@ -220,7 +219,7 @@ static void rows_fire(struct policy *p, int64_t now_us)
             kick_add(p, x);
         } else {
             SIM_ASSERT(kind == ROW_SLEEP);
-            for (uint32_t h = p->w->inst_first_h[x]; h < p->w->inst_first_h[x + 1]; h++)
+            for (uint32_t h = p->t->inst_first_h[x]; h < p->t->inst_first_h[x + 1]; h++)
                 if (is_consumer(p, h))
                     p->woken[h] = 1;
             kick_add(p, x);
@@ -228,8 +227,8 @@ static void rows_fire(struct policy *p, int64_t now_us)
     }
 }
 
-/* Sets the one host timer (or arms the check loop) for the earliest thing
- * the host must look at. */
+/* Sets the host's alarm (or arms the check loop) for the earliest thing the
+ * host must look at. */
 static void host_arm(struct policy *p, int64_t now_us)
 {
     int64_t at = SIM_NEVER;
@@ -250,30 +249,21 @@ static void host_arm(struct policy *p, int64_t now_us)
     }
     if (p->deferred || p->nkick)
         at = now_us;
-    if (at != SIM_NEVER && at < now_us)
-        at = now_us;
-    if (at == p->timer_at)
-        return;
-    sim_timer_cancel(p->sim, p->timer);
-    p->timer = 0;
-    p->timer_at = at;
-    if (at != SIM_NEVER)
-        p->timer = sim_timer_at(p->sim, at, T_HOST, p->incarnation);
+    sim_alarm(p->sim, p->alarm, at);
 }
 
 /* --- starting runs ------------------------------------------------------------------ */
 
-/* Starts the run; returns its id, or 0 when the host is in a graceful stop
- * (then nothing may change: the caller keeps its flags). */
+/* Starts the run; returns its id, or 0 when nothing started (the run limit
+ * ended the simulation): then nothing may change, the caller keeps its
+ * flags. */
 static uint64_t run_begin(struct policy *p, uint32_t inst, const struct run_req *rq)
 {
     struct wk_wf *wf = &p->d->wf[inst];
-    SIM_ASSERT(wf->cur_run == 0);
+    SIM_ASSERT(wf->cur_run == 0 && !p->stopping);
     uint64_t id = sim_run_start(p->sim, rq);
-    if (!id) {
-        p->stopping = 1;
+    if (!id)
         return 0;
-    }
     wf->cur_run = id;
     p->nactive++;
     return id;
@@ -337,7 +327,7 @@ static uint32_t pick_consumer(const struct policy *p, uint32_t inst, int64_t now
 {
     uint32_t best = UINT32_MAX;
     int64_t best_t = 0;
-    for (uint32_t h = p->w->inst_first_h[inst]; h < p->w->inst_first_h[inst + 1]; h++) {
+    for (uint32_t h = p->t->inst_first_h[inst]; h < p->t->inst_first_h[inst + 1]; h++) {
         if (!is_consumer(p, h) || !consumer_runnable(p, h, now_us))
             continue;
         int64_t t = sim_pending_oldest(p->sim, h);
@@ -351,7 +341,7 @@ static uint32_t pick_consumer(const struct policy *p, uint32_t inst, int64_t now
 
 static uint32_t pick_producer(const struct policy *p, uint32_t inst)
 {
-    for (uint32_t h = p->w->inst_first_h[inst]; h < p->w->inst_first_h[inst + 1]; h++)
+    for (uint32_t h = p->t->inst_first_h[inst]; h < p->t->inst_first_h[inst + 1]; h++)
         if (!is_consumer(p, h) && p->queued[h])
             return h;
     return UINT32_MAX;
@@ -466,7 +456,7 @@ static struct policy *wakeat_create(struct sim *sim, void *durable, const struct
     struct policy *p = xcalloc(1, sizeof *p);
     p->sim = sim;
     p->d = durable;
-    p->w = sim_world(sim);
+    p->t = sim_topo(sim);
     p->wake_min_us = params_get(ps, "wake_min");
     p->wake_max_us = params_get(ps, "wake_max");
     if (p->wake_max_us < p->wake_min_us)
@@ -483,20 +473,20 @@ static struct policy *wakeat_create(struct sim *sim, void *durable, const struct
     p->reconcile_us = params_get(ps, "reconcile_delay");
     p->reset_always = params_get(ps, "phase_reset") == 1;
 
-    uint32_t nh = p->w->nh ? p->w->nh : 1, ni = p->w->ninst ? p->w->ninst : 1;
+    uint32_t nh = p->t->nh ? p->t->nh : 1, ni = p->t->ninst ? p->t->ninst : 1;
     p->dirty = xcalloc(nh, 1);
     p->queued = xcalloc(nh, 1);
     p->manual = xcalloc(nh, 1);
     p->woken = xcalloc(nh, 1);
     p->queued_due = xcalloc(nh, sizeof *p->queued_due);
-    for (uint32_t h = 0; h < p->w->nh; h++)
+    for (uint32_t h = 0; h < p->t->nh; h++)
         p->queued_due[h] = -1;
     p->kick = xcalloc(ni, sizeof *p->kick);
     p->kick_mark = xcalloc(ni, 1);
-    p->timer_at = SIM_NEVER;
 
     struct wk_durable *d = p->d;
     p->incarnation = ++d->incarnation;
+    p->alarm = sim_alarm_new(sim, T_HOST, p->incarnation);
     if (!d->inited) {
         /* Deploy: every producer's next_run_at is now (001 "Initial State"). */
         d->inited = 1;
@@ -505,7 +495,7 @@ static struct policy *wakeat_create(struct sim *sim, void *durable, const struct
         d->wake_at = sim_dalloc(sim, nh * sizeof *d->wake_at);
         d->row = sim_dalloc(sim, nh * sizeof *d->row);
         d->wf = sim_dalloc(sim, ni * sizeof *d->wf);
-        for (uint32_t h = 0; h < p->w->nh; h++) {
+        for (uint32_t h = 0; h < p->t->nh; h++) {
             int prod = !is_consumer(p, h);
             d->next_run_at[h] = prod ? 0 : SIM_NEVER;
             d->wake_at[h] = SIM_NEVER;
@@ -514,7 +504,7 @@ static struct policy *wakeat_create(struct sim *sim, void *durable, const struct
                             .tag = prod ? ROW_PRODUCER : ROW_WAKE};
             d->row[h] = jobs_add(&d->rows, &j);
         }
-        for (uint32_t i = 0; i < p->w->ninst; i++) {
+        for (uint32_t i = 0; i < p->t->ninst; i++) {
             struct wk_wf *wf = &d->wf[i];
             wf->sleep_until = SIM_NEVER;
             wf->retry_at = SIM_NEVER;
@@ -542,7 +532,7 @@ static void wakeat_destroy(struct policy *p)
 
 static void wakeat_start(struct policy *p, int restart, int64_t now_us)
 {
-    const struct world *w = p->w;
+    const struct sim_topo *w = p->t;
     if (p->tick_us)
         p->ticker = sim_ticker_new(p->sim, p->tick_us, T_TICK);
     else
@@ -600,12 +590,6 @@ static void wakeat_on_publish(struct policy *p, uint32_t h, uint64_t item, int64
 
 static void wakeat_on_timer(struct policy *p, uint32_t tag, uint64_t arg, int64_t now_us)
 {
-    if (tag == T_HOST) {
-        if (arg != p->incarnation)
-            return; /* set by an earlier host during its graceful stop */
-        p->timer = 0;
-        p->timer_at = SIM_NEVER;
-    }
     p->deferred = 0;
     rows_fire(p, now_us);
     kick_flush(p, now_us);
@@ -664,12 +648,18 @@ static void wakeat_on_run_end(struct policy *p, const struct run_result *r, int6
     hook_end(p, now_us);
 }
 
+/* A graceful stop: the scheduler stops.  Runs still active may end; their
+ * ends are recorded (durable run record, wakeAt, pause state) but nothing is
+ * started or armed again; the flags they would have served are lost with
+ * the volatile state, and the restart recovers from the durable state. */
+static void wakeat_on_stop(struct policy *p, int64_t now_us) { p->stopping = 1; }
+
 static void wakeat_on_trigger(struct policy *p, uint32_t inst, int64_t now_us)
 {
     const struct wk_wf *wf = &p->d->wf[inst];
     if (wf->cur_run || wf->state != WF_READY)
         return; /* rejected: a run is active, or the workflow is paused */
-    for (uint32_t h = p->w->inst_first_h[inst]; h < p->w->inst_first_h[inst + 1]; h++) {
+    for (uint32_t h = p->t->inst_first_h[inst]; h < p->t->inst_first_h[inst + 1]; h++) {
         if (is_consumer(p, h))
             continue;
         if (!p->queued[h]) {
@@ -699,4 +689,5 @@ const struct policy_ops policy_wakeat = {
     .on_timer = wakeat_on_timer,
     .on_run_end = wakeat_on_run_end,
     .on_trigger = wakeat_on_trigger,
+    .on_stop = wakeat_on_stop,
 };

@@ -1,5 +1,9 @@
 /* policy.h: a scheduling policy as the engine sees it, and the registry.
  *
+ * The contract a policy works under (what it may know, the lifecycle,
+ * ownership) is written at the head of sim/policy_api.h, the one header a
+ * policy includes; this one is a leaf (it includes only sim/vocab.h).
+ *
  * A policy decides *when* handlers run; the engine runs them (durations,
  * phases, failures, scripts) and the checker judges the result.  A policy
  * instance keeps two kinds of state (spec section 3):
@@ -7,16 +11,17 @@
  *    zeroes once per simulation, plus any arrays the policy allocates with
  *    sim_dalloc/sim_drealloc.  It survives host crashes.
  *  - volatile: everything the policy allocates itself in create().  At a
- *    host crash the engine calls destroy() (which must free all of it), drops
- *    every timer the policy had, interrupts every active run, and on restart
- *    calls create() again with the same durable block and then start() with
- *    restart = 1.  A policy cannot survive a crash by accident.
+ *    host crash the engine calls destroy() (which must free all of it),
+ *    drops every timer, alarm and ticker the policy had, interrupts every
+ *    active run, and on restart calls create() again with the same durable
+ *    block and then start() with restart = 1.  A policy cannot survive a
+ *    crash by accident.
  *
  * Hooks are called from the engine's main loop only; `now_us` is the
- * current virtual time.  A hook may start runs, set timers and read the
- * world; it never advances time.  Append new hooks at the end and bump
- * POLICY_ABI; optional hooks may be NULL (their default is written beside
- * them). */
+ * current virtual time.  A hook may start runs, set alarms and timers and
+ * ask the engine what sim/policy_api.h offers; it never advances time.
+ * Append new hooks at the end and bump POLICY_ABI; optional hooks may be
+ * NULL (their default is written beside them). */
 #ifndef SIM_POLICY_H
 #define SIM_POLICY_H
 
@@ -25,7 +30,8 @@
 
 #include "sim/vocab.h"
 
-#define POLICY_ABI 1
+/* 2: on_stop appended. */
+#define POLICY_ABI 2
 
 struct sim;
 struct policy;                     /* each policy defines its own */
@@ -99,6 +105,15 @@ struct policy_ops {
     void (*on_part)(struct policy *p, int target, uint32_t index, int up, int64_t now_us);
     /* The horizon was reached and the drain begins (schedules stop). NULL: nothing. */
     void (*on_horizon)(struct policy *p, int64_t now_us);
+    /* A graceful stop (`stop host at T grace G`) begins: called once, at T,
+     * never at a crash.  From now on the host starts nothing (sim_run_start
+     * refuses), its timers, alarms and tickers are gone and no publish,
+     * trigger or horizon reaches it; runs already active may still end
+     * (on_run_end) until T + G, then the host is down (destroy).  A policy
+     * records here that it is stopping, so that its run ends change only
+     * what the real system would write while shutting down.  NULL: nothing
+     * (sim_run_start's refusal is then the only sign of the stop). */
+    void (*on_stop)(struct policy *p, int64_t now_us);
 };
 
 /* The registry: every built-in policy, in a fixed order. */

@@ -10,9 +10,11 @@
  * Durable vs volatile (spec 3): the engine owns the durable world (topics and
  * their pending items, sources, run records, the policy's durable block and
  * sim_dalloc arrays).  At a host crash it destroys the policy (its volatile
- * state), invalidates its timers and tickers by bumping the epoch, and marks
- * every active run crashed; at restart it creates the policy again. */
-#include "sim/sim.h"
+ * state), invalidates its timers, alarms and tickers by bumping the epoch,
+ * and marks every active run crashed; at restart it creates the policy
+ * again.  A graceful stop tells the policy (on_stop) and lets active runs
+ * end within the grace.  The state and its invariants are in sim_int.h. */
+#include "sim/sim_int.h"
 
 #include <inttypes.h>
 #include <stdarg.h>
@@ -25,123 +27,9 @@
 #include "sim/script.h"
 #include "sim/util.h"
 
-enum ev_kind {
-    EV_PUBLISH = 1,   /* a: publish stream */
-    EV_PHASE,         /* b: run id */
-    EV_TIMER,         /* a: tag, b: arg; kind's high bits: epoch */
-    EV_TICK,          /* a: ticker; kind's high bits: epoch */
-    EV_CRASH,         /* a: crash def */
-    EV_RESTART,       /* a: crash def */
-    EV_TRIGGER,       /* a: trigger def */
-    EV_HORIZON,
-    EV_END,
-    EV_CUTOFF,        /* a: stop def whose grace ran out */
-};
-#define EV_KIND(k) ((k) & 0xffu)
-#define EV_EPOCH(k) ((k) >> 8)
-
-struct pub_stream {
-    struct arr_gen g;
-    uint32_t topic;                /* topic instance */
-};
-
-struct src_buf {                   /* one source in one instance */
-    struct arr_gen g;
-    int64_t *t_us;                 /* arrivals generated so far */
-    uint32_t *key;
-    size_t n, cap, kcap;
-};
-
-struct run_rec {
-    uint32_t handler, worker;
-    uint8_t phase, active, outcome, fail, mutated, fail_phase, mut_if_fail;
-    uint32_t ntaken;
-    uint32_t aslot;                /* while active: its index in sim.active */
-    uint64_t taken_off;            /* into sim.taken */
-    int64_t start_us, end_us, due_us;
-    int64_t t_mut_us;              /* when mutating ends (phase mutated) */
-    int64_t wake_us;
-    uint64_t retry_of, resume_of, tag;
-    uint64_t src_from, src_to;     /* producers: source arrivals [from, to) it publishes */
-    evq_handle ev;                 /* its next phase event */
-};
-
-struct handler_state {
-    struct rng dur, fault;
-    uint32_t active;               /* runs active */
-    uint64_t *pend;                /* consumers: item ids, publish order, with dead entries */
-    uint32_t pend_head, pend_n, pend_cap;
-    uint32_t npending;             /* live entries */
-    uint64_t src_cursor;           /* producers: next source arrival to publish */
-    uint32_t streak;               /* consecutive empty runs with no new item */
-    int64_t streak_start_us;
-};
-
-struct ticker {
-    int64_t start_us, period_us, stop_us;
-    uint32_t tag;
-    int live;
-    evq_handle ev;
-    int64_t armed_us;              /* the tick it is armed for, SIM_NEVER none */
-};
-
-struct sim {
-    const struct scenario *scn;
-    struct world w;
-    struct evq *q;
-    struct facts fx;               /* the checker, the fingerprint, the trace */
-    const struct policy_ops *ops;
-    const struct params *ps;
-    struct policy *pol;            /* NULL while the host is down */
-    void *durable;
-    void **dallocs;
-    size_t ndalloc, dalloc_cap;
-    struct rng policy_rng;
-    const struct sim_opts *o;
-    struct sim_result *res;
-
-    int64_t now_us, end_us;
-    uint32_t epoch;                /* bumped at each host crash */
-    int host_up;                   /* the policy exists */
-    int accepting;                 /* host up and not stopping: it may start runs */
-    int stopping;                  /* a graceful stop in progress: its crash def + 1 */
-    evq_handle stop_ev;            /* the stop's EV_CUTOFF */
-    int stopped;
-    uint64_t same_instant;         /* policy-driven events at the current instant */
-
-    struct sim_item *items;
-    uint64_t nitems, items_cap;
-    uint64_t *orphans;             /* per instance: events on topics with no subscriber */
-    struct handler_state *hs;
-
-    struct run_rec *runs;          /* [0] unused: ids start at 1 */
-    uint64_t nruns, runs_cap;
-    uint64_t *taken;
-    uint64_t ntaken, taken_cap;
-    uint64_t *active;              /* active run ids; each run knows its slot (run_rec.aslot) */
-    size_t nactive, active_cap;
-
-    struct pub_stream *pubs;
-    size_t npubs, pubs_cap;
-    struct src_buf *srcs;          /* [ninst * nsources] */
-
-    struct ticker *tickers;
-    size_t ntickers, tickers_cap;
-
-    uint8_t *crash_down;           /* per crash def: its target is down */
-    int64_t *crash_next;           /* random crashes: next up/down instant */
-    struct rng *crash_rng;
-
-    /* scratch for scripts */
-    struct script_item *sc_items;
-    uint64_t *sc_ids;
-    uint32_t *sc_take;
-    size_t sc_cap;
-};
 
 /* --- small accessors -------------------------------------------------------- */
 
-const struct world *sim_world(const struct sim *sim) { return &sim->w; }
 int64_t sim_now(const struct sim *sim) { return sim->now_us; }
 int sim_accepting(const struct sim *sim) { return sim->accepting; }
 int64_t sim_horizon(const struct sim *sim) { return sim->scn->horizon_us; }
@@ -213,7 +101,7 @@ static void stop(struct sim *sim, enum sim_status st, const char *msg)
     snprintf(sim->res->status_msg, sizeof sim->res->status_msg, "%s", msg);
 }
 
-static void policy_event(struct sim *sim)
+void policy_event(struct sim *sim)
 {
     if (++sim->same_instant > SIM_LIVELOCK_INSTANT) {
         char t[48], m[200];
@@ -827,6 +715,7 @@ static void host_quiesce(struct sim *sim)
 {
     sim->accepting = 0;
     tickers_stop_all(sim);
+    sim__alarms_quiesce(sim);
     sim->epoch++;
 }
 
@@ -845,6 +734,7 @@ static void host_down(struct sim *sim, enum run_outcome out)
     interrupt_runs(sim, 1, 0, 0, out);
     sim->host_up = 0;
     sim->ntickers = 0; /* the policy that held the handles is going */
+    sim->nalarms = 0;
     sim->epoch++;      /* and so are timers it set while stopping */
     sim->ops->destroy(sim->pol);
     sim->pol = NULL;
@@ -910,6 +800,8 @@ static void do_crash(struct sim *sim, uint32_t ci)
         /* Graceful: nothing new starts; active runs have the grace period. */
         host_quiesce(sim);
         sim->stopping = (int)ci + 1;
+        if (sim->ops->on_stop)
+            sim->ops->on_stop(sim->pol, sim->now_us);
         if (sim->nactive == 0) {
             stop_complete(sim);
         } else {
@@ -962,6 +854,7 @@ static void setup(struct sim *sim)
     const struct scenario *s = sim->scn;
     uint64_t seed = sim->o->seed;
     world_build(&sim->w, s);
+    sim__api_setup(sim);
     sim->q = evq_new();
     facts_open(&sim->fx, &sim->w, sim->ops->promise, &sim->now_us, sim->o, sim->res);
     sim->end_us = s->horizon_us + s->drain_us;
@@ -1047,6 +940,12 @@ static void dispatch(struct sim *sim, const struct evq_event *ev)
         fact_timer(&sim->fx, ev->a, ev->b);
         sim->ops->on_timer(sim->pol, ev->a, ev->b, sim->now_us);
         break;
+    case EV_ALARM: {
+        struct evq_event tev;
+        if (sim__alarm_fire(sim, ev, &tev))
+            dispatch(sim, &tev);
+        break;
+    }
     case EV_TICK: {
         if (EV_EPOCH(ev->kind) != (sim->epoch & 0xffffffu) || !sim->accepting)
             break;
@@ -1161,6 +1060,7 @@ void sim_run(const struct scenario *s, const struct policy_ops *ops, const struc
     free(sim->active);
     free(sim->pubs);
     free(sim->tickers);
+    sim__api_free(sim);
     free(sim->crash_down);
     free(sim->crash_rng);
     free(sim->sc_items);

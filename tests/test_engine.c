@@ -36,8 +36,8 @@ static struct policy *spin_create(struct sim *sim, void *durable, const struct p
 static void spin_destroy(struct policy *p) { free(p); }
 static void spin_all(struct policy *p)
 {
-    const struct world *w = sim_world(p->sim);
-    for (uint32_t h = 0; h < w->nh; h++) {
+    const struct sim_topo *t = sim_topo(p->sim);
+    for (uint32_t h = 0; h < t->nh; h++) {
         struct run_req rq = RUN_REQ_INIT;
         rq.handler = h;
         sim_run_start(p->sim, &rq);

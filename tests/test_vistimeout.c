@@ -83,6 +83,35 @@ static void expect_starts(const struct sim_result *r, const int64_t *want, int n
     }
 }
 
+/* --- a graceful stop ------------------------------------------------------------ */
+
+/* One worker; events at 10m and 11m; a graceful stop at 11m30s (grace 5m,
+ * back 7m later).  The first run (10m-12m) ends in the grace; the stopping
+ * worker claims nothing more (on_stop), so the second event's row is still
+ * PENDING at the restart (18m30s) and runs at once, as an event: latency
+ * 18m30s + 2m - 11m = 9m30s.  (A claim during the grace would have left the
+ * row RUNNING until the 30-minute visibility timeout.) */
+static void test_graceful_stop_claims_nothing(void **state)
+{
+    (void)state;
+    struct sim_result r;
+    const char *kv[] = {"workers=1", "visibility_timeout=30m", NULL};
+    vt_run("horizon 1h\n"
+           "workflow w\n"
+           "  consumer c subscribe t fifo runs 2m\n"
+           "publish t at 10m\n"
+           "publish t at 11m\n"
+           "stop host at 11m30s grace 5m for 7m\n",
+           kv, &r);
+    const int64_t starts[] = {S(600), S(1110)};
+    expect_starts(&r, starts, 2);
+    assert_int_equal(count_kind(&r, "start", "reason=event"), 2);
+    expect_metric(&r, "latency.max", S(570));
+    expect_metric(&r, "processed", 2);
+    expect_metric(&r, "runs_cutoff", 0);
+    sim_result_free(&r);
+}
+
 /* --- a run that outlives the visibility timeout ------------------------------- */
 
 static const char *overrun = "horizon 1h\n"
@@ -586,6 +615,7 @@ static void test_params(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_graceful_stop_claims_nothing),
         cmocka_unit_test(test_overrun_duplicates),
         cmocka_unit_test(test_overrun_heartbeat),
         cmocka_unit_test(test_overrun_lease),

@@ -742,6 +742,40 @@ static void test_graceful_stop(void **state)
     done(&o);
 }
 
+/* A producer fire that comes due during a graceful stop's grace is served
+ * after the restart.  p fires every 30 min; c's run (0:32-1:02) is active
+ * at the stop (0:58, grace 5 min), and ends in the grace, after p's 1:00
+ * fire came due.  The stopping scheduler records the run's end but takes no
+ * due row (on_stop), so at the restart (1:18) p is past next_run_at: queued
+ * and run at once for its 1:00 fire; nothing is missed. */
+static void test_graceful_stop_fire_in_grace(void **state)
+{
+    (void)state;
+    struct outcome o;
+    run_wk("horizon 3h\n"
+           "workflow w\n"
+           "  producer p every 30m runs 1m publish t\n"
+           "  consumer c subscribe t fifo runs 30m\n"
+           "stop host at 58m grace 5m for 20m\n",
+           NULL, "w.p", &o);
+    assert_string_equal(o.timeline,
+                        "0 w.p start schedule taken=0 due=0\n"
+                        "00:01:00 w.p end committed\n"
+                        "00:31:00 w.p start schedule taken=0 due=00:30:00\n"
+                        "00:32:00 w.p end committed\n"
+                        "01:18:00 w.p start schedule taken=0 due=01:00:00\n"
+                        "01:19:00 w.p end committed\n"
+                        "01:49:00 w.p start schedule taken=0 due=01:30:00\n"
+                        "01:50:00 w.p end committed\n"
+                        "02:20:00 w.p start schedule taken=0 due=02:00:00\n"
+                        "02:21:00 w.p end committed\n"
+                        "02:51:00 w.p start schedule taken=0 due=02:30:00\n"
+                        "02:52:00 w.p end committed\n");
+    assert_true(m(&o, "missed") == 0);
+    assert_true(m(&o, "runs_cutoff") == 0);
+    done(&o);
+}
+
 /* Seed 001 "Restart Recovery" (Scheduler State): down 1:30-3:10.  p's
  * next_run_at (2h) has passed: queued (due 2h; the run also serves 3h:
  * coalesced; 2h is missed).  d has a pending event (00:30, due at 05:00):
@@ -930,6 +964,7 @@ int main(void)
         cmocka_unit_test(test_internal_stops),
         cmocka_unit_test(test_crash_in_each_phase),
         cmocka_unit_test(test_graceful_stop),
+        cmocka_unit_test(test_graceful_stop_fire_in_grace),
         cmocka_unit_test(test_restart_recovery),
         cmocka_unit_test(test_tick_loop),
         cmocka_unit_test(test_invariants_random),
