@@ -191,7 +191,7 @@ void sim_alarm(struct sim *sim, int alarm, int64_t at_us)
     al->at_us = at_us;
     if (at_us == SIM_NEVER)
         return;
-    policy_event(sim);
+    sim__policy_event(sim);
     /* An event at or past the end would never be popped: EV_END, pushed at
      * setup, comes first. */
     if (at_us < sim->end_us)

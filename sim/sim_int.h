@@ -267,9 +267,47 @@ struct sim {
     size_t sc_cap;
 };
 
-/* Counts one policy-driven event at the current instant (sim.c); too many
- * without time advancing stop the run as a livelock. */
-void policy_event(struct sim *sim);
+/* --- Engine internals shared by its files (prefix sim__) ---------------------
+ * The engine is one module in five files: sim.c (the loop, dispatch, setup,
+ * timers and tickers), sim_load.c (publishes, sources, items), sim_runs.c
+ * (runs and their phases), sim_host.c (crashes, stops, restarts), api.c (the
+ * policy API beyond the basics, alarms), and sim_fact.c (the fact layer). */
+
+/* sim.c.  Stops the simulation with a status (the first stop wins). */
+void sim__stop(struct sim *sim, enum sim_status st, const char *msg);
+/* Counts one policy-driven event at the current instant; too many without
+ * time advancing stop the run as a livelock. */
+void sim__policy_event(struct sim *sim);
+/* Stops every ticker, counting their ticks so far as wake-ups. */
+void sim__tickers_stop_all(struct sim *sim);
+
+/* sim_load.c.  An item leaves the pending set (ITEM_DONE or ITEM_DROPPED). */
+void sim__item_gone(struct sim *sim, uint64_t item, uint8_t state);
+/* Publishes one event on topic instance t: one item per subscriber. */
+void sim__publish(struct sim *sim, uint32_t t, int64_t origin_us, uint32_t key);
+/* The source a producer polls in its instance, NULL if none. */
+struct src_buf *sim__src_of(struct sim *sim, uint32_t handler);
+/* Generates the source's arrivals up to and including t_us. */
+void sim__src_fill(struct src_buf *sb, int64_t t_us);
+/* An EV_PUBLISH event of publish stream k: its events at now, then the next. */
+void sim__publish_stream(struct sim *sim, uint32_t k);
+
+/* sim_runs.c.  Ends an active run with an outcome (its fact, its slot). */
+void sim__run_finish(struct sim *sim, uint64_t id, enum run_outcome out);
+/* A phase boundary of run id (EV_PHASE). */
+void sim__run_phase(struct sim *sim, uint64_t id);
+/* Interrupts the active runs that match (all = 1: every run; any_worker:
+ * every run on a worker; else those of worker `worker`), ending them with
+ * outcome out. */
+void sim__interrupt_runs(struct sim *sim, int all, int any_worker, uint32_t worker, enum run_outcome out);
+
+/* sim_host.c.  The host (re)starts: restart = 0 at deploy time. */
+void sim__host_up(struct sim *sim, int restart);
+/* A graceful stop completes (grace over, or no run left). */
+void sim__stop_complete(struct sim *sim);
+/* EV_CRASH and EV_RESTART of crash definition ci. */
+void sim__crash(struct sim *sim, uint32_t ci);
+void sim__restart(struct sim *sim, uint32_t ci);
 
 /* sim/api.c.  Builds and frees what sim_topo and its neighbours return
  * (at setup, after the world; at the end). */
