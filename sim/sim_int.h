@@ -123,8 +123,10 @@ void fact_run_end(struct facts *f, uint64_t run, uint32_t handler, enum run_outc
 void fact_delivery(struct facts *f, uint32_t handler, uint64_t result, int ok);
 void fact_crash(struct facts *f, enum crash_target target, uint32_t index);
 void fact_restart(struct facts *f, enum crash_target target, uint32_t index);
-void fact_timer(struct facts *f, uint32_t tag, uint64_t arg);
-void fact_tick(struct facts *f, uint32_t ticker);
+/* Timers and ticks are the hot path of a wake-up-heavy run: they are
+ * inline (the fold below, and the record only when tracing). */
+static inline void fact_timer(struct facts *f, uint32_t tag, uint64_t arg);
+static inline void fact_tick(struct facts *f, uint32_t ticker);
 /* n > 0 ticks of a ticker that stopped (n = 0: no fact). */
 void fact_wakeups(struct facts *f, uint32_t ticker, uint64_t n);
 void fact_trigger(struct facts *f, uint32_t workflow);
@@ -266,6 +268,44 @@ struct sim {
     uint32_t *sc_take;
     size_t sc_cap;
 };
+
+/* The fingerprint: each fact (time, kind, two operands) folded in with a
+ * multiply-xorshift per word; order-sensitive, and cheap enough to sit on
+ * every event of the hot path. */
+static inline uint64_t fact__fold_word(uint64_t h, uint64_t w)
+{
+    h ^= w + UINT64_C(0x9e3779b97f4a7c15) + (h << 6) + (h >> 2);
+    h *= UINT64_C(0xff51afd7ed558ccd);
+    return h ^ (h >> 32);
+}
+
+static inline void fact__fold(struct facts *f, uint64_t code, uint64_t a, uint64_t b)
+{
+    uint64_t h = f->fp;
+    h = fact__fold_word(h, (uint64_t)*f->now);
+    h = fact__fold_word(h, code);
+    h = fact__fold_word(h, a);
+    f->fp = fact__fold_word(h, b);
+}
+
+/* The trace records of the inline facts (sim_fact.c). */
+void fact__trace_timer(struct facts *f, uint32_t tag, uint64_t arg);
+void fact__trace_tick(struct facts *f, uint32_t ticker);
+
+static inline void fact_timer(struct facts *f, uint32_t tag, uint64_t arg)
+{
+    checker_wakeups(f->ck, 1);
+    fact__fold(f, FACT_TIMER, tag, arg);
+    if (f->tracing)
+        fact__trace_timer(f, tag, arg);
+}
+
+static inline void fact_tick(struct facts *f, uint32_t ticker)
+{
+    fact__fold(f, FACT_TICK, ticker, 0);
+    if (f->tracing)
+        fact__trace_tick(f, ticker);
+}
 
 /* --- Engine internals shared by its files (prefix sim__) ---------------------
  * The engine is one module in five files: sim.c (the loop, dispatch, setup,
