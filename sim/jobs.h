@@ -15,7 +15,13 @@
  * outnumber live ones.
  *
  * Memory comes from the allocator given at init (a policy passes the
- * engine's durable allocator, so the table survives host crashes). */
+ * engine's durable allocator, so the table survives host crashes).
+ *
+ * Writes can be watched: a table with a write hook (jobs_watch) calls it
+ * after every row it writes (jobs_add, jobs_update), so that the engine
+ * can record each write of a durable table as a durable transition (fact
+ * `durable`, docs/crashpoints.md); a policy gets such a table from
+ * sim_jobs_init (sim/policy_api.h). */
 #ifndef SIM_JOBS_H
 #define SIM_JOBS_H
 
@@ -44,6 +50,9 @@ struct job_ent {
 };
 
 typedef void *(*jobs_realloc_fn)(void *ctx, void *p, size_t n);
+/* Told of a row just written: its id and its new contents (ctx: the
+ * table's allocator context). */
+typedef void (*jobs_write_fn)(void *ctx, uint64_t id, const struct job *row);
 
 struct jobtab {
     struct job *rows;              /* ids are indices, from 0 */
@@ -53,9 +62,12 @@ struct jobtab {
     uint64_t live;                 /* active rows */
     jobs_realloc_fn alloc;
     void *ctx;
+    jobs_write_fn on_write;        /* NULL: writes are not watched */
 };
 
 void jobs_init(struct jobtab *t, jobs_realloc_fn alloc, void *ctx);
+/* Calls fn after every row written from now on (NULL: none). */
+void jobs_watch(struct jobtab *t, jobs_write_fn fn);
 /* The plain heap as an allocator, for a table that is volatile (rebuilt at
  * every start) or lives outside a simulation; ctx is unused. */
 void *jobs_heap_realloc(void *ctx, void *p, size_t n);

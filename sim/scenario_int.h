@@ -9,7 +9,9 @@
  *   scenario_arrival.c  arrival processes, trace files, publish and source;
  *   scenario_handler.c  workflows and handlers: schedules, scripts, topics;
  *   scenario_policy.c   set, variant and expect: the lines that name
- *                       policies, their parameters and metrics.
+ *                       policies, their parameters and metrics;
+ *   scenario_crash.c    where a crash falls in its instant, and the
+ *                       crashpoints directive.
  *
  * Not part of the public API: only these files include it.  Functions shared
  * between them carry the scn__ prefix; the few small helpers every file
@@ -77,7 +79,8 @@ enum { HDR_NAME, HDR_START, HDR_TZ, HDR_HORIZON, HDR_DRAIN, HDR_SEED, HDR_RB, NH
 
 /* A name used before it may be defined, resolved after the whole file was
  * read (pass 3).  a/b say who refers; see the callers of scn__add_ref. */
-enum ref_kind { REF_SOURCE, REF_TOPIC, REF_FAIL, REF_TRIGGER, REF_EXPECT_FOR, REF_EXPECT_POLICY, REF_SET };
+enum ref_kind { REF_SOURCE, REF_TOPIC, REF_FAIL, REF_TRIGGER, REF_EXPECT_FOR, REF_EXPECT_POLICY, REF_SET,
+                REF_CRASH_AT };
 struct ref {
     enum ref_kind kind;
     int line, col;
@@ -225,5 +228,14 @@ int scn__parse_variant(struct parser *p, const struct line *L);
 int scn__parse_expect(struct parser *p, const struct line *L);
 /* Pass 3 for REF_EXPECT_POLICY and REF_SET: a variant, or an error. */
 int scn__resolve_policy_ref(struct parser *p, const struct ref *r);
+/* scenario_crash.c: a crash's position (`first`, `after KIND [N] [of H]`)
+ * in line L from token i, for crash number ci.  *rest gets a copy of L
+ * without it (malloc'd, the caller frees), or NULL when there is none.
+ * scn__crash_pos_check checks the position against the parsed clauses. */
+int scn__crash_pos(struct parser *p, const struct line *L, int i, struct crash_def *c, uint32_t ci,
+                   struct line **rest);
+int scn__crash_pos_check(struct parser *p, const struct line *L, const struct crash_def *c);
+/* The `crashpoints` directive. */
+int scn__parse_crashpoints(struct parser *p, const struct line *L);
 
 #endif

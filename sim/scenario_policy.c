@@ -314,18 +314,29 @@ int scn__parse_expect(struct parser *p, const struct line *L)
     if (expect_policies(p, L, e, ei))
         return -1;
 
+    /* `crashpoints METRIC`: the line holds at every crash point
+     * (docs/crashpoints.md); its metrics are checked by their own callback
+     * and are not per handler. */
+    int cp = !L->tok[2].quoted && !strcmp(L->tok[2].s, "crashpoints");
+    if (cp && need(p, L, 2, 3, "'METRIC OP VALUE'"))
+        return -1;
+    e->crashpoints = cp;
     /* The metric: its kind from the callback, or unknown (read by form). */
-    const struct tok *mt = &L->tok[2];
-    struct scenario_metric mi = {.is_duration = 0, .is_bool = 0, .per_handler = 1};
-    int known = p->ext->metric != NULL;
+    const struct tok *mt = &L->tok[2 + cp];
+    struct scenario_metric mi = {.is_duration = 0, .is_bool = 0, .per_handler = !cp};
+    int (*check)(void *, const char *, struct scenario_metric *, char *, size_t) =
+        cp ? p->ext->crash_metric : p->ext->metric;
+    int known = check != NULL;
     if (known) {
         char m[512];
-        if (p->ext->metric(p->ext->ctx, mt->s, &mi, m, sizeof m) != SCN_REF_OK)
+        if (check(p->ext->ctx, mt->s, &mi, m, sizeof m) != SCN_REF_OK)
             return perr(p, no, mt->col, "%s", m);
     }
     e->metric = xstrdup(mt->s);
-    int i = 3;
-    if (!strcmp(L->tok[3].s, "for")) {
+    int i = 3 + cp;
+    if (!strcmp(L->tok[i].s, "for")) {
+        if (cp)
+            return perr(p, no, L->tok[i].col, "'for' does not apply to crashpoints metrics");
         if (need(p, L, 3, 1, "WORKFLOW.HANDLER"))
             return -1;
         const struct tok *ft = &L->tok[4];

@@ -49,6 +49,30 @@ const char *sim_status_name(enum sim_status s);
  * each: the same stop past this many. */
 #define SIM_MAX_ITEMS_DEFAULT UINT64_C(200000000)
 
+/* Crash points (docs/crashpoints.md).  A point is a place in the event
+ * order where a host crash can be injected without breaking a transition
+ * of the engine in two: before the first event at an instant, after each
+ * event is handled, and between a run's end and the policy's on_run_end.
+ * Points are numbered 1, 2, ... in order, the same in every simulation of
+ * the same inputs, so a point names one instant and one place in it. */
+struct sim_point {
+    int64_t t_us;
+    uint64_t index;
+    int first;                     /* before anything at t_us */
+    int host_up;                   /* a crash here would take the host down */
+};
+
+/* Watches a simulation for crash-point exploration (sim/crashpoints.h). */
+struct sim_probe {
+    void *ctx;
+    /* Every record of a durable kind (fact_kind_durable), as it is written. */
+    void (*durable)(void *ctx, const struct trace_rec *r);
+    /* At every point.  Returns the index of a crash definition of the
+     * scenario whose position is CRASH_POS_PROBE to crash the host here
+     * (for that definition's downtime), or -1. */
+    int (*point)(void *ctx, const struct sim_point *p);
+};
+
 struct sim_opts {
     uint64_t seed;                 /* the scenario's seed unless overridden */
     FILE *trace;                   /* NULL: no text trace */
@@ -57,6 +81,7 @@ struct sim_opts {
     uint64_t max_runs;             /* 0: SIM_MAX_RUNS_DEFAULT */
     uint64_t max_items;            /* 0: SIM_MAX_ITEMS_DEFAULT */
     const char *label;             /* policy label for the text trace */
+    const struct sim_probe *probe; /* NULL: none */
 };
 
 struct sim_result {
