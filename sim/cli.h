@@ -12,6 +12,7 @@
  *     sim/cli_common.c  what run and check share: scenarios, targets, the store
  *     sim/cli_run.c     simrun run
  *     sim/cli_check.c   simrun check
+ *     sim/cli_crashpoints.c  simrun crashpoints
  *     sim/cli_db.c      simrun report and simrun diff (results databases)
  *     sim/cli_info.c    simrun validate, policies and version
  *
@@ -87,6 +88,7 @@ extern const struct cli_command *const cli_commands[];
 
 extern const struct cli_command cli_cmd_run, cli_cmd_check, cli_cmd_report, cli_cmd_diff, cli_cmd_validate,
     cli_cmd_policies, cli_cmd_version;
+extern const struct cli_command cli_cmd_crashpoints;
 
 /* Runs simrun with argv as main received it; returns the exit status. */
 int cli_main(int argc, char **argv);
@@ -164,5 +166,16 @@ int cli_resolve_target(const struct scenario *s, const char *label, const struct
                        struct cli_target *t, char *msg, size_t mn);
 /* Every label of a scenario: the registered policies, then its variants. */
 int cli_all_labels(const struct scenario *s, const char **out, int max);
+
+struct expect_outcome;
+/* simrun check's part for `expect POLICIES crashpoints METRIC OP VALUE`
+ * (sim/cli_crashpoints.c): when a line of s names t, explores s's crash
+ * points under t once (the scenario's crashpoints line gives the window),
+ * prints PASS or FAIL per line (failures only with quiet; a failure names
+ * the first failing point and its crash line), writes JUnit test cases to
+ * junit (NULL: none), appends the outcomes to eo and counts them.  0, or
+ * -1 after printing an error. */
+int cli_check_crashpoints(const struct scenario *s, const struct cli_target *t, uint64_t seed, int quiet,
+                          FILE *junit, struct expect_outcome *eo, uint32_t *neo, int *npass, int *nfail);
 
 #endif

@@ -141,6 +141,19 @@ static const char schema_sql[] =
     "    note TEXT,\n"
     "    PRIMARY KEY(run_id, seq)\n"
     ") WITHOUT ROWID;\n"
+    /* Version 3: the runs of `simrun crashpoints` (docs/crashpoints.md),
+     * which runs are crash points and where their crash fell. */
+    "CREATE TABLE crash_points (\n"
+    "    run_id INTEGER PRIMARY KEY NOT NULL REFERENCES runs(run_id) ON DELETE CASCADE,\n"
+    "    baseline_run_id INTEGER REFERENCES runs(run_id) ON DELETE SET NULL,\n"
+    "    point INTEGER NOT NULL,\n"
+    "    at_us INTEGER NOT NULL,\n"
+    "    side TEXT NOT NULL,\n"
+    "    transition TEXT NOT NULL,\n"
+    "    handler TEXT NOT NULL,\n"
+    "    line TEXT NOT NULL,\n"
+    "    fail INTEGER NOT NULL\n"
+    ");\n"
     "CREATE VIEW run_metrics AS\n"
     "    SELECT r.run_id, r.scenario, r.scenario_hash, r.policy, r.params, r.seed,\n"
     "           m.handler, m.name, m.value\n"
@@ -151,7 +164,7 @@ static const char schema_sql[] =
  * each, S_HIST_BATCH excepted). */
 enum stmt_id {
     S_BEGIN, S_COMMIT, S_ROLLBACK,
-    S_RUN, S_TIMING, S_METRIC, S_HIST, S_HIST_BATCH, S_CRASH, S_EXPECT, S_TRACE,
+    S_RUN, S_TIMING, S_METRIC, S_HIST, S_HIST_BATCH, S_CRASH, S_EXPECT, S_TRACE, S_CRASH_POINT,
     S_COUNT
 };
 
@@ -192,6 +205,10 @@ static const char *const stmt_sql[S_COUNT] = {
                 " VALUES(:run_id, :seq, :t_us, :kind, :handler, :run, :reason, :taken, :due_us, :wake_us,"
                 " :resume, :phase, :outcome, :fail, :item, :key, :cause, :topic, :result, :ok, :target,"
                 " :target_index, :workflow, :tag, :arg, :ticker, :count, :note)",
+    [S_CRASH_POINT] = "INSERT INTO crash_points(run_id, baseline_run_id, point, at_us, side, transition, handler,"
+                      " line, fail)"
+                      " VALUES(:run_id, :baseline_run_id, :point, :at_us, :side, :transition, :handler,"
+                      " :line, :fail)",
 };
 
 /* What a failing statement was doing, for the message. */
@@ -207,6 +224,7 @@ static const char *const stmt_what[S_COUNT] = {
     [S_CRASH] = "insert into crashes",
     [S_EXPECT] = "insert into expectations",
     [S_TRACE] = "insert into trace",
+    [S_CRASH_POINT] = "insert into crash_points",
 };
 
 /* Room for "workflow.handler" (names are at most SCN_MAX_NAME bytes). */
@@ -895,6 +913,24 @@ static int write_trace(struct store *st, const struct sim_result *res, int64_t r
 }
 
 /* Everything between BEGIN and COMMIT. */
+static int write_crash_point(struct store *st, const struct store_crash_point *cp, int64_t id, char *err, size_t n)
+{
+    sqlite3_stmt *s = st->stmt[S_CRASH_POINT];
+    bind_i64(st, s, ":run_id", id);
+    if (cp->baseline_run_id > 0)
+        bind_i64(st, s, ":baseline_run_id", cp->baseline_run_id);
+    else
+        bind_null(st, s, ":baseline_run_id");
+    bind_i64(st, s, ":point", cp->point);
+    bind_i64(st, s, ":at_us", cp->at_us);
+    bind_text(st, s, ":side", cp->side);
+    bind_text(st, s, ":transition", cp->transition);
+    bind_text(st, s, ":handler", cp->handler);
+    bind_text(st, s, ":line", cp->line);
+    bind_i64(st, s, ":fail", cp->fail != 0);
+    return step(st, S_CRASH_POINT, err, n);
+}
+
 static int write_rows(struct store *st, const struct store_run *r, int64_t *run_id, char *err, size_t n)
 {
     const struct checker_result *ck = &r->res->ck;
@@ -914,6 +950,8 @@ static int write_rows(struct store *st, const struct store_run *r, int64_t *run_
     if (write_crashes(st, ck, id, err, n) != 0 || write_expects(st, r, id, tnames, err, n) != 0)
         goto out;
     if (r->with_trace && write_trace(st, r->res, id, err, n) != 0)
+        goto out;
+    if (r->crash_point && write_crash_point(st, r->crash_point, id, err, n) != 0)
         goto out;
     *run_id = id;
     ret = 0;

@@ -17,8 +17,9 @@
 #include "sim/sim.h"
 
 /* 2: the trace table has one column per field of struct trace_rec
- * (version 1 had its text in one column, detail). */
-#define STORE_SCHEMA_VERSION 2
+ * (version 1 had its text in one column, detail).  3: table crash_points
+ * marks the runs of `simrun crashpoints`. */
+#define STORE_SCHEMA_VERSION 3
 
 struct store;
 
@@ -27,6 +28,19 @@ struct expect_outcome {
     const struct expect_def *ex;
     double measured;
     int ok;
+};
+
+/* A run of `simrun crashpoints` (docs/crashpoints.md): the scenario with
+ * one crash line added, written beside the run in table crash_points. */
+struct store_crash_point {
+    int64_t baseline_run_id;       /* the run without the injected crash; 0 none */
+    uint32_t point;                /* its number in the exploration, from 1 */
+    int64_t at_us;
+    const char *side;              /* "before" or "after" the transition */
+    const char *transition;        /* "mutation", "end committed", ... */
+    const char *handler;           /* the transition's handler instance, "" none */
+    const char *line;              /* the crash line that reproduces it */
+    int fail;
 };
 
 struct store_run {
@@ -41,6 +55,7 @@ struct store_run {
     const struct expect_outcome *expects;
     uint32_t nexpects;
     int with_trace;                /* 1: write res->trace into the trace table */
+    const struct store_crash_point *crash_point; /* NULL: an ordinary run */
 };
 
 /* Opens (creating if needed) the database at path.  0, or -1 with err. */
