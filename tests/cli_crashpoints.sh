@@ -67,6 +67,18 @@ n=$(sed -n 's/^  heartbeat: \([0-9]*\) points.*/\1/p' "$tmp/db.out")
 [ "$(sqlite3 "$tmp/r.db" "select count(*) from crashes c join crash_points p using (run_id)")" -ge "$n" ] \
     || { echo "FAIL a crash run has no crash record"; fail=1; }
 
+# The report: one section for the scenario (the baseline), and the crash
+# points charted apart.
+if command -v gnuplot > /dev/null; then
+    "$SIMRUN" report --db "$tmp/r.db" -o "$tmp/rep" > "$tmp/rep.out" 2>&1 || { echo "FAIL report"; cat "$tmp/rep.out"; fail=1; }
+    [ "$(grep -c '<section class="scenario"' "$tmp/rep/index.html")" -eq 1 ] \
+        || { echo "FAIL crash runs became scenario sections"; fail=1; }
+    grep -q '<h2>Crash points</h2>' "$tmp/rep/index.html" || { echo "FAIL no crash-points section"; fail=1; }
+    [ -s "$tmp/rep/crashpoints-heartbeat-crashpoints-heartbeat-1.png" ] \
+        && [ -s "$tmp/rep/crashpoints-heartbeat-crashpoints-heartbeat-1.dat" ] \
+        || { echo "FAIL no crash-points chart"; ls "$tmp/rep"; fail=1; }
+fi
+
 # Bad input: exit 2.
 for args in "--window 2h..1h" "--max 0" "-p nosuch" "--down 0" "-j 0"; do
     # shellcheck disable=SC2086
