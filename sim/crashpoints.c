@@ -8,6 +8,7 @@
  *   2. fork: at each listed point the process forks; the child returns
  *      the probe's crash definition to the engine (the host goes down
  *      there), finishes the run and sends the result through its pipe.
+ *      The parent stops its own run at the last point.
  * With rerun, step 2 is a child per point that parses the scenario with
  * the point's line and simulates it from the start.
  *
@@ -533,7 +534,10 @@ static int probe_point(void *ctx, const struct sim_point *p)
              x->r->scn->path);
         return -1;
     }
-    return spawn(x, k) == 1 ? (int)x->probe_ci : -1;
+    if (spawn(x, k) == 1)
+        return (int)x->probe_ci;
+    /* The parent's run is only the way to the points: past the last, stop. */
+    return x->next >= x->r->npts ? SIM_PROBE_STOP : -1;
 }
 
 /* --- the two ways of running the points ------------------------------------------------ */

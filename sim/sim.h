@@ -69,9 +69,11 @@ struct sim_probe {
     void (*durable)(void *ctx, const struct trace_rec *r);
     /* At every point.  Returns the index of a crash definition of the
      * scenario whose position is CRASH_POS_PROBE to crash the host here
-     * (for that definition's downtime), or -1. */
+     * (for that definition's downtime), -1 to go on, or SIM_PROBE_STOP to
+     * end the simulation here (its result then covers the time so far). */
     int (*point)(void *ctx, const struct sim_point *p);
 };
+#define SIM_PROBE_STOP (-2)
 
 struct sim_opts {
     uint64_t seed;                 /* the scenario's seed unless overridden */

@@ -246,6 +246,8 @@ void sim__point(struct sim *sim, int first)
     if (pr && pr->point) {
         struct sim_point p = {.t_us = sim->now_us, .index = sim->npoints, .first = first, .host_up = sim->host_up};
         int ci = pr->point(pr->ctx, &p);
+        if (ci == SIM_PROBE_STOP)
+            sim__stop(sim, SIM_OK, "stopped by the probe");
         if (ci >= 0) {
             SIM_ASSERT((uint32_t)ci < sim->scn->ncrashes);
             SIM_ASSERT(sim->scn->crashes[ci].pos == CRASH_POS_PROBE);
