@@ -374,7 +374,7 @@ static void stem(const char *s, char *b, size_t n)
 static int write_repro(struct cpx *cx, const struct cp_result *r, const struct cli_target *t, uint64_t seed,
                        const struct cp_point *p, char *path, size_t pn)
 {
-    char sn[96], ln[96], line[512], what[300], out[300], comment[1200];
+    char sn[96], ln[96], line[512], what[300], out[300], comment[2400];
     stem(cx->s->name, sn, sizeof sn);
     stem(t->label, ln, sizeof ln);
     snprintf(path, pn, "%s/%s-%s-%03" PRIu32 ".scn", cx->o->out_dir, sn, ln, p->no);
