@@ -55,6 +55,11 @@ int cp_metric_find(const char *name)
 
 double cp_point_metric(const struct cp_result *r, const struct cp_point *p, int metric)
 {
+    if (metric == CP_POINTS)
+        return (double)r->npts;
+    if (metric == CP_FAILING)
+        return (double)r->nfail;
+    SIM_ASSERT(p != NULL);
     const struct cp_outcome *o = &p->out;
     switch ((enum cp_metric)metric) {
     case CP_LOST: return (double)o->lost;
@@ -64,8 +69,8 @@ double cp_point_metric(const struct cp_result *r, const struct cp_point *p, int 
     case CP_MISSED: return (double)o->missed;
     case CP_RECOVERY_TIME: return (double)o->recovery_time_us;
     case CP_RECOVERY_OK: return o->recovery_ok ? 1.0 : 0.0;
-    case CP_POINTS: return (double)r->npts;
-    case CP_FAILING: return (double)r->nfail;
+    case CP_POINTS:
+    case CP_FAILING:
     case CP_NMETRICS: break;
     }
     return 0;

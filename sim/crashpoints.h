@@ -146,7 +146,8 @@ void cp_result_free(struct cp_result *r);
 
 /* The default downtime: the scenario's first fixed crash's, else 1 min. */
 int64_t cp_default_down(const struct scenario *s);
-/* A metric's value at point p (CP_POINTS and CP_FAILING: of all of r). */
+/* A metric's value at point p (CP_POINTS and CP_FAILING: of all of r, p
+ * may be NULL). */
 double cp_point_metric(const struct cp_result *r, const struct cp_point *p, int metric);
 
 /* "cd.c" or "mail[3].triage" for a handler instance; "-" for -1. */
