@@ -5,8 +5,10 @@
  * as crashed; a restart creates the policy again over its durable block.  A
  * graceful stop tells the policy (on_stop), starts nothing new, and cuts
  * off what is still running at the end of the grace.  Crashes of a worker,
- * all workers or the server go to the policy's on_part hook.  State and
- * invariants: sim_int.h. */
+ * all workers or the server go to the policy's on_part hook.  Crash points
+ * (the places a host crash can fall within an instant: positional crash
+ * lines and crash-point exploration's probe) are taken here too.  State
+ * and invariants: sim_int.h. */
 #include "sim/sim_int.h"
 
 #include <inttypes.h>
