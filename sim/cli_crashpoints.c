@@ -14,8 +14,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "reports/fmt.h"
 #include "sim/cli.h"
@@ -41,6 +44,7 @@ struct cpx_opts {
     const char *out_dir;
     int rerun;
     int all;
+    int shrink;
 };
 
 /* --- options ------------------------------------------------------------------------------- */
@@ -127,6 +131,9 @@ static const struct cli_option cpx_options[] = {
              "simulate every point from the start instead of forking at it\n"
              "(the same results, slower: for benchmarks and checks)"),
     CLI_FLAG(0, "all", struct cpx_opts, all, "list every point, not only the failing ones"),
+    CLI_FLAG(0, "shrink", struct cpx_opts, shrink,
+             "with -o: shrink each failing point's scenario with 'simrun\n"
+             "shrink' into NAME.min.scn beside it"),
     CLI_END,
 };
 
@@ -370,23 +377,60 @@ static void stem(const char *s, char *b, size_t n)
     b[k] = 0;
 }
 
-/* Writes the scenario of failing point p into -o DIR; its path in path. */
-static int write_repro(struct cpx *cx, const struct cp_result *r, const struct cli_target *t, uint64_t seed,
-                       const struct cp_point *p, char *path, size_t pn)
+/* The expect line that point p violates and the run without the crash
+ * holds: the first of double effects, lost, duplicates, stuck beyond the
+ * baseline's, then recovery_ok; "" when none says it (the run broke, or
+ * the baseline does not recover either).  With it the point's scenario
+ * fails `simrun check` by itself, and `simrun shrink --line` keeps it. */
+static void failure_expect(const struct cp_result *r, const char *label, const struct cp_point *p, char *buf,
+                           size_t n)
 {
-    char sn[96], ln[96], line[512], what[300], out[300], comment[2400];
+    const struct checker_result *b = &r->base.ck;
+    const struct cp_outcome *o = &p->out;
+    buf[0] = 0;
+    if (!o->done)
+        return;
+    if (o->double_effects > 0)
+        snprintf(buf, n, "expect %s double_effects <= %" PRIu64, label, b->total.double_effects);
+    else if (o->lost > 0)
+        snprintf(buf, n, "expect %s lost <= %" PRIu64, label, b->total.lost);
+    else if (o->duplicates > 0)
+        snprintf(buf, n, "expect %s duplicates <= %" PRIu64, label, b->total.duplicates);
+    else if (o->stuck > 0)
+        snprintf(buf, n, "expect %s stuck <= %" PRIu64, label, b->stuck);
+    else if (!o->recovery_ok && b->recovery_ok)
+        snprintf(buf, n, "expect %s recovery_ok == true", label);
+}
+
+/* Writes the scenario of failing point p into -o DIR: the original, a
+ * comment, the crash line and the expect line it fails (if any).  Its path
+ * in path; *expect_line gets the expect line's number (0 none). */
+static int write_repro(struct cpx *cx, const struct cp_result *r, const struct cli_target *t, uint64_t seed,
+                       const struct cp_point *p, char *path, size_t pn, int *expect_line)
+{
+    char sn[96], ln[96], line[1200], what[300], out[300], comment[2400], ex[300];
     stem(cx->s->name, sn, sizeof sn);
     stem(t->label, ln, sizeof ln);
     snprintf(path, pn, "%s/%s-%s-%03" PRIu32 ".scn", cx->o->out_dir, sn, ln, p->no);
-    cp_point_line(r, p, r->down_us, line, sizeof line);
+    cp_point_line(r, p, r->down_us, line, 512);
     cp_point_text(r, p, what, sizeof what);
     outcome_text(r, &p->out, out, sizeof out);
+    failure_expect(r, t->label, p, ex, sizeof ex);
     snprintf(comment, sizeof comment,
              "\n# simrun crashpoints: point %" PRIu32 " of %zu under %s, seed %" PRIu64 ": the host crashes\n"
-             "# %s: %s.\n# Reproduce: simrun run %s -p %s --seed %" PRIu64,
-             p->no, r->npts, t->label, seed, what, out, path, t->label, seed);
+             "# %s: %s.\n# Reproduce: simrun run %s -p %s --seed %" PRIu64 "%s",
+             p->no, r->npts, t->label, seed, what, out, path, t->label, seed,
+             ex[0] ? "\n# The crash line, then the expect line it fails (the run without it holds it)." : "");
+    if (ex[0]) {
+        size_t k = strlen(line);
+        snprintf(line + k, sizeof line - k, "\n%s", ex);
+    }
     size_t n;
     char *buf = cp_scenario_with(cx->text, cx->len, comment, line, &n);
+    *expect_line = 0;
+    if (ex[0])
+        for (size_t i = 0; i < n; i++)
+            *expect_line += buf[i] == '\n';
     FILE *f = fopen(path, "w");
     int bad = !f || fwrite(buf, 1, n, f) != n;
     if (f && fclose(f) != 0)
@@ -399,6 +443,74 @@ static int write_repro(struct cpx *cx, const struct cp_result *r, const struct c
     return 0;
 }
 
+/* `simrun shrink`, when this build has it; NULL otherwise. */
+static const struct cli_command *shrink_command(void)
+{
+    for (int i = 0; cli_commands[i]; i++)
+        if (!strcmp(cli_commands[i]->name, "shrink"))
+            return cli_commands[i];
+    return NULL;
+}
+
+/* Shrinks the scenario of a failing point at path into path's stem +
+ * ".min.scn" (min): `simrun shrink PATH -o MIN -p LABEL --seed N [--line
+ * L] -q` in a child process, whose standard output (the summary) is
+ * dropped.  Returns the command's exit status (0: shrunk). */
+static int shrink_point(const char *path, const char *label, uint64_t seed, int line, char *min, size_t mn)
+{
+    const struct cli_command *c = shrink_command();
+    size_t pl = strlen(path);
+    snprintf(min, mn, "%.*s.min.scn", (int)(pl > 4 ? pl - 4 : pl), path);
+    if (!c)
+        return 2;
+    char sseed[32], sline[32];
+    snprintf(sseed, sizeof sseed, "%" PRIu64, seed);
+    snprintf(sline, sizeof sline, "%d", line);
+    char *argv[] = {(char *)path, "-o", min, "-p", (char *)label, "--seed", sseed, "-q", "--line", sline, NULL};
+    int argc = line > 0 ? 10 : 8;
+    argv[argc] = NULL;
+    fflush(stdout);
+    fflush(stderr);
+    pid_t pid = fork();
+    if (pid < 0)
+        return 3;
+    if (pid == 0) {
+        int fd = open("/dev/null", O_WRONLY);
+        if (fd >= 0)
+            dup2(fd, STDOUT_FILENO);
+        int rc = c->run(argc, argv);
+        fflush(stdout);
+        fflush(stderr);
+        _exit(rc);
+    }
+    int st;
+    while (waitpid(pid, &st, 0) < 0)
+        if (errno != EINTR)
+            return 3;
+    return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + (WIFSIGNALED(st) ? WTERMSIG(st) : 0);
+}
+
+/* Writes point p's scenario (and, with --shrink, shrinks it); the line
+ * that says where in note. */
+static int repro_files(struct cpx *cx, const struct cp_result *r, const struct cli_target *t, uint64_t seed,
+                       const struct cp_point *p, char *note, size_t nn)
+{
+    char path[1200], min[1300];
+    int eline;
+    int rc = write_repro(cx, r, t, seed, p, path, sizeof path, &eline);
+    if (rc)
+        return rc;
+    int k = snprintf(note, nn, "  -> %s", path);
+    if (cx->o->shrink) {
+        int src = shrink_point(path, t->label, seed, eline, min, sizeof min);
+        if (src == 0)
+            snprintf(note + k, nn - (size_t)k, "\n          shrunk -> %s", min);
+        else
+            snprintf(note + k, nn - (size_t)k, "\n          not shrunk (simrun shrink exited %d)", src);
+    }
+    return 0;
+}
+
 static void print_points(struct cpx *cx, const struct cp_result *r, const struct cli_target *t, uint64_t seed,
                          int *rc)
 {
@@ -407,9 +519,9 @@ static void print_points(struct cpx *cx, const struct cp_result *r, const struct
         printf("  %s:\n", cx->o->all ? "points" : "failing points");
     for (size_t i = 0; i < r->npts; i++) {
         const struct cp_point *p = &r->pts[i];
-        char at[48], what[300], out[300], line[512], path[1200] = "";
+        char at[48], what[300], out[300], line[512], note[2600] = "";
         if (p->out.fail && cx->o->out_dir && *rc == 0)
-            *rc = write_repro(cx, r, t, seed, p, path, sizeof path);
+            *rc = repro_files(cx, r, t, seed, p, note, sizeof note);
         if (!(p->out.fail || cx->o->all) || (++shown > CPX_LIST_MAX && !cx->o->all))
             continue;
         sim_fmt_dur(p->t_us, at, sizeof at);
@@ -418,7 +530,7 @@ static void print_points(struct cpx *cx, const struct cp_result *r, const struct
         cp_point_line(r, p, r->down_us, line, sizeof line);
         printf("  %s #%-4" PRIu32 " %s  %s: %s\n", p->out.fail ? "FAIL" : "ok  ", p->no, at, what, out);
         if (p->out.fail)
-            printf("          %s%s%s\n", line, path[0] ? "  -> " : "", path);
+            printf("          %s%s\n", line, note);
     }
     if (shown > CPX_LIST_MAX && !cx->o->all)
         printf("  ... and %zu more failing points (--all lists them)\n", shown - CPX_LIST_MAX);
@@ -539,6 +651,10 @@ static int cmd_crashpoints(int argc, char **argv)
         return rc;
     if (!o.path)
         return cli_usage_error("%s", "no scenario given");
+    if (o.shrink && !o.out_dir)
+        return cli_usage_error("%s", "--shrink shrinks the scenario files of -o DIR: give -o");
+    if (o.shrink && !shrink_command())
+        return cli_usage_error("%s", "--shrink needs 'simrun shrink', which this build does not have");
     struct scenario *s;
     struct diag d;
     if (cli_load_scenario(o.path, &s, &d) != 0) {

@@ -39,13 +39,41 @@ f=$(grep -l 'after mutation of cp.c' "$tmp/out"/*.scn | head -1)
 if [ -n "$f" ]; then
     diff <(head -n "$(wc -l < scenarios/wakeat_crash_phases.scn)" "$f") scenarios/wakeat_crash_phases.scn > /dev/null \
         || { echo "FAIL $f does not start with the original scenario"; fail=1; }
-    tail -1 "$f" | grep -q '^crash host at 1h6m35s after mutation of cp.c for 5m$' \
+    tail -2 "$f" | head -1 | grep -q '^crash host at 1h6m35s after mutation of cp.c for 5m$' \
+        || { echo "FAIL $f: the crash line is '$(tail -2 "$f" | head -1)'"; fail=1; }
+    # ... then the expect line it fails, which the original holds (2 double
+    # effects of its own crashes): check fails there.
+    tail -1 "$f" | grep -q '^expect wakeat-reset double_effects <= 2$' \
         || { echo "FAIL $f: last line is '$(tail -1 "$f")'"; fail=1; }
+    "$SIMRUN" check -q "$f" > "$tmp/repro.check" 2>&1
+    grep -q "^FAIL $f:$(wc -l < "$f") \[wakeat-reset\] expect wakeat-reset double_effects <= 2 (measured 3)$" "$tmp/repro.check" \
+        || { echo "FAIL check of $f does not fail its last line"; cat "$tmp/repro.check"; fail=1; }
     "$SIMRUN" run "$f" -p wakeat-reset --format csv > "$tmp/repro.csv" || fail=1
     grep -q '^.*,wakeat-reset,.*,double_effects,3$' "$tmp/repro.csv" \
         || { echo "FAIL the scenario file does not give 3 double effects (2 of the file, 1 of the point)";
              grep double_effects "$tmp/repro.csv"; fail=1; }
 fi
+
+# The issue's case without the hand-placed crash lines: the exploration
+# alone finds the double effects of phase_reset=always, at the points just
+# after a mutation is recorded (and just before that run commits), and
+# wakeat passes everywhere.
+grep -v '^crash ' scenarios/wakeat_crash_phases.scn | grep -v '^expect wakeat[a-z-]* [a-z_.]* \(for\|[<>=!]\)' > "$tmp/nocrash.scn"
+"$SIMRUN" crashpoints "$tmp/nocrash.scn" -p wakeat,wakeat-reset > "$tmp/nocrash" 2>&1; rc=$?
+[ $rc -eq 1 ] || { echo "FAIL without crash lines: exit $rc (want 1)"; fail=1; }
+grep -q '^  wakeat: [0-9]* points, 0 failing$' "$tmp/nocrash" || { echo "FAIL wakeat fails without crash lines"; fail=1; }
+grep -q '^  wakeat-reset: [0-9]* points, 16 failing$' "$tmp/nocrash" \
+    || { echo "FAIL wakeat-reset without crash lines: not 16 failing points"; grep points, "$tmp/nocrash"; fail=1; }
+[ "$(grep -c '^  FAIL #[0-9]* *[0-9:.]*  just after mutation of c[pmde]\.[a-z]* (run [0-9]*): double_effects 1, recovery not ok$' "$tmp/nocrash")" -eq 8 ] \
+    || { echo "FAIL without crash lines: not a double effect after each of the 8 mutations"; fail=1; }
+grep '^  FAIL #' "$tmp/nocrash" | grep -v ': double_effects 1, recovery not ok$' \
+    | grep -v 'just before end committed of' | grep -v 'just after mutation of' \
+    && { echo "FAIL without crash lines: another point fails"; fail=1; }
+"$SIMRUN" check -q "$tmp/nocrash.scn" > /dev/null 2>&1 || { echo "FAIL check without crash lines"; fail=1; }
+
+# --shrink: only with -o.
+"$SIMRUN" crashpoints scenarios/heartbeat_crashpoints.scn --shrink > /dev/null 2>&1; rc=$?
+[ $rc -eq 2 ] || { echo "FAIL --shrink without -o exited $rc (want 2)"; fail=1; }
 
 # -j 3 and --rerun: the same output as -j 1 (but the time).
 "$SIMRUN" crashpoints scenarios/vistimeout_crashpoints.scn -p vistimeout-short --all > "$tmp/j1" 2>&1
