@@ -71,9 +71,28 @@ grep '^  FAIL #' "$tmp/nocrash" | grep -v ': double_effects 1, recovery not ok$'
     && { echo "FAIL without crash lines: another point fails"; fail=1; }
 "$SIMRUN" check -q "$tmp/nocrash.scn" > /dev/null 2>&1 || { echo "FAIL check without crash lines"; fail=1; }
 
-# --shrink: only with -o.
+# --shrink: only with -o; with simrun shrink, each failing point's file is
+# shrunk beside it into a smaller scenario that still fails its last line.
 "$SIMRUN" crashpoints scenarios/heartbeat_crashpoints.scn --shrink > /dev/null 2>&1; rc=$?
 [ $rc -eq 2 ] || { echo "FAIL --shrink without -o exited $rc (want 2)"; fail=1; }
+if "$SIMRUN" shrink --help > /dev/null 2>&1; then
+    "$SIMRUN" crashpoints "$tmp/nocrash.scn" -p wakeat-reset --window 1h..1h2m -o "$tmp/shr" --shrink \
+        > "$tmp/shr.out" 2>&1; rc=$?
+    [ $rc -eq 1 ] || { echo "FAIL --shrink exited $rc (want 1)"; cat "$tmp/shr.out"; fail=1; }
+    nmin=0
+    for f in "$tmp/shr"/*.scn; do
+        case $f in *.min.scn) continue;; esac
+        m=${f%.scn}.min.scn
+        [ -s "$m" ] || { echo "FAIL no shrunk file for $f"; cat "$tmp/shr.out"; fail=1; continue; }
+        nmin=$((nmin + 1))
+        grep -q "^          shrunk -> $m\$" "$tmp/shr.out" || { echo "FAIL $m is not listed"; fail=1; }
+        [ "$(grep -cv '^#' "$m")" -lt "$(grep -cv '^#' "$f")" ] || { echo "FAIL $m is not smaller than $f"; fail=1; }
+        "$SIMRUN" check -q "$m" > "$tmp/min.check" 2>&1
+        grep -q '^FAIL .*\[wakeat-reset\] expect wakeat-reset double_effects <= 0 ' "$tmp/min.check" \
+            || { echo "FAIL $m does not fail the point's line"; cat "$m" "$tmp/min.check"; fail=1; }
+    done
+    [ $nmin -eq 2 ] || { echo "FAIL $nmin shrunk files (want 2: after cp.c's mutation, before its commit)"; fail=1; }
+fi
 
 # -j 3 and --rerun: the same output as -j 1 (but the time).
 "$SIMRUN" crashpoints scenarios/vistimeout_crashpoints.scn -p vistimeout-short --all > "$tmp/j1" 2>&1
