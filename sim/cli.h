@@ -14,6 +14,8 @@
  *     sim/cli_check.c   simrun check
  *     sim/cli_db.c      simrun report and simrun diff (results databases)
  *     sim/cli_info.c    simrun validate, policies and version
+ *     sim/cli_help.c    simrun help: a command's help, the manual page and
+ *                       the bash completion, from these tables
  *
  * Spelling: "-p VALUE" and "--policies VALUE" (the value is the next word);
  * options and arguments may come in any order; "-" alone is an argument.
@@ -87,6 +89,7 @@ extern const struct cli_command *const cli_commands[];
 
 extern const struct cli_command cli_cmd_run, cli_cmd_check, cli_cmd_report, cli_cmd_diff, cli_cmd_validate,
     cli_cmd_policies, cli_cmd_version;
+extern const struct cli_command cli_cmd_help;
 
 /* Runs simrun with argv as main received it; returns the exit status. */
 int cli_main(int argc, char **argv);
@@ -134,6 +137,9 @@ int cli_opt_scenario(void *opts, const char *path);
 int cli_opt_seed(void *opts, const char *arg);
 int cli_opt_seeds(void *opts, const char *arg);
 int cli_opt_set(void *opts, const char *arg);
+/* --policy FILE: loads a policy plugin now (sim/plugin.h), so that the
+ * scenarios read after the options can name it; opts is not used. */
+int cli_opt_plugin(void *opts, const char *path);
 
 /* A decimal integer without sign; 0, or -1 when s is not one. */
 int cli_parse_u64(const char *s, uint64_t *out);

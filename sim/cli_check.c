@@ -16,6 +16,7 @@
 #include "sim/util.h"
 
 static const struct cli_option check_options[] = {
+    CLI_CALLBACK(0, "policy", "FILE", cli_opt_plugin, "load a policy plugin (a shared object; repeatable)"),
     CLI_CALLBACK(0, "seed", "N", cli_opt_seed, "master seed (default: the scenario's)"),
     CLI_STRING(0, "junit", "FILE", struct cli_opts, junit, "also write a JUnit XML report"),
     CLI_STRING(0, "db", "FILE", struct cli_opts, db, "also write the results to this SQLite database"),

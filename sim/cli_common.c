@@ -11,8 +11,10 @@
 #include <string.h>
 
 #include "sim/cli.h"
+#include "sim/plugin.h"
 #include "sim/refs.h"
 #include "sim/store.h"
+#include "sim/suggest.h"
 
 /* --- option values ------------------------------------------------------------------------ */
 
@@ -84,6 +86,16 @@ int cli_opt_set(void *opts, const char *v)
     return 0;
 }
 
+int cli_opt_plugin(void *opts, const char *path)
+{
+    char msg[1024];
+    if (plugin_load(path, NULL, msg, sizeof msg) != 0) {
+        fprintf(stderr, "%s: error: %s\n", cli_prog, msg);
+        return 2;
+    }
+    return 0;
+}
+
 /* --- scenarios and the store ------------------------------------------------------------------ */
 
 int cli_load_scenario(const char *path, struct scenario **out, struct diag *d)
@@ -139,17 +151,21 @@ static int apply_kv(struct params *ps, const struct param_kv *kv, uint16_t n, ch
  * scenario's variants. */
 static void unknown_label(const struct scenario *s, const char *base, char *msg, size_t mn)
 {
-    char names[256];
-    policy_check_name(base, names, sizeof names);
-    if (s->nvariants) {
-        size_t off = strlen(names);
-        if (off && names[off - 1] == ')')
-            names[off - 1] = 0;
-        for (uint16_t i = 0; i < s->nvariants; i++)
-            snprintf(names + strlen(names), sizeof names - strlen(names), ", %s", s->variants[i].name);
-        snprintf(names + strlen(names), sizeof names - strlen(names), ")");
+    char names[1024];
+    size_t off = 0;
+    struct suggest sg;
+    suggest_init(&sg, base);
+    names[0] = 0;
+    for (int i = 0; i < policy_count() && off < sizeof names; i++) {
+        off += (size_t)snprintf(names + off, sizeof names - off, "%s%s", i ? ", " : "", policy_at(i)->name);
+        suggest_add(&sg, policy_at(i)->name);
     }
-    snprintf(msg, mn, "%s", names);
+    for (uint16_t i = 0; i < s->nvariants && off < sizeof names; i++) {
+        off += (size_t)snprintf(names + off, sizeof names - off, ", %s", s->variants[i].name);
+        suggest_add(&sg, s->variants[i].name);
+    }
+    snprintf(msg, mn, "unknown policy '%s' (valid: %s)", base, names);
+    suggest_append(&sg, msg, mn);
 }
 
 int cli_resolve_target(const struct scenario *s, const char *label, const struct cli_set *sets, int nsets,
@@ -190,8 +206,8 @@ int cli_resolve_target(const struct scenario *s, const char *label, const struct
 int cli_all_labels(const struct scenario *s, const char **out, int max)
 {
     int n = 0;
-    for (int i = 0; i < policy_registry_count && n < max; i++)
-        out[n++] = policy_registry[i]->name;
+    for (int i = 0; i < policy_count() && n < max; i++)
+        out[n++] = policy_at(i)->name;
     for (uint16_t i = 0; i < s->nvariants && n < max; i++)
         out[n++] = s->variants[i].name;
     return n;

@@ -53,6 +53,10 @@ static int opt_max_events(void *opts, const char *v)
 
 static const struct cli_option run_options[] = {
     CLI_STRING('p', "policies", "LIST", struct cli_opts, policies, "comma-separated policies or variant names"),
+    CLI_CALLBACK(0, "policy", "FILE", cli_opt_plugin,
+                 "load a policy plugin (a shared object built against\n"
+                 "simrun's headers; repeatable); its policy runs like a\n"
+                 "built-in one"),
     CLI_CALLBACK(0, "seed", "N", cli_opt_seed, "master seed (default: the scenario's 'seed', else 1)"),
     CLI_CALLBACK(0, "seeds", "A..B", cli_opt_seeds,
                  "run every seed from A to B; tables show the mean \xc2\xb1 the\n"
