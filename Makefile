@@ -25,7 +25,7 @@ else
 endif
 CFLAGS_ALL  = $(BASE) $(OPT) $(CFLAGS)
 LDFLAGS_ALL = $(OPT) $(LDFLAGS)
-LIBS    := $(SQL_LIBS) -lm -ldl
+LIBS    := $(SQL_LIBS) -lm -ldl -lpthread
 
 LIB_SRC   := $(sort $(filter-out sim/main.c,$(wildcard sim/*.c)) $(wildcard policies/*.c) $(wildcard reports/*.c))
 LIB_OBJ   := $(LIB_SRC:%.c=$(B)/%.o)

@@ -48,40 +48,6 @@ struct check_ctx {
     int npass, nfail;
 };
 
-/* Whether v `op` want holds. */
-static int compare(double v, enum expect_op op, double want)
-{
-    switch (op) {
-    case OP_LT: return v < want;
-    case OP_LE: return v <= want;
-    case OP_GT: return v > want;
-    case OP_GE: return v >= want;
-    case OP_EQ: return v == want;
-    case OP_NE: return v != want;
-    }
-    return 0;
-}
-
-/* Whether an expect line applies to the policy label. */
-static int expect_names(const struct expect_def *e, const char *label)
-{
-    for (char **p = e->policies; *p; p++)
-        if (!strcmp(*p, "*") || !strcmp(*p, label))
-            return 1;
-    return 0;
-}
-
-/* The template index of an expect's handler, -1 for the whole scenario. */
-static int expect_tmpl(const struct scenario *s, const struct expect_def *e)
-{
-    if (e->wf < 0)
-        return -1;
-    int t = 0;
-    for (int f = 0; f < e->wf; f++)
-        t += s->wfs[f].nhandlers;
-    return t + e->handler;
-}
-
 /* Evaluates the expect lines of s that name t against res, printing each
  * (failures only with -q) and adding it to the JUnit report; eo gets the
  * outcomes, *neo their number. */
@@ -91,11 +57,10 @@ static void check_expects(struct check_ctx *cx, const struct scenario *s, const 
     FILE *junit = cx->junit;
     for (uint32_t e = 0; e < s->nexpects; e++) {
         const struct expect_def *ex = &s->expects[e];
-        if (!expect_names(ex, t->label))
+        if (!cli_expect_names(ex, t->label))
             continue;
         double v = 0;
-        int ok;
-        ok = metric_get(&res->ck, expect_tmpl(s, ex), ex->metric, &v) == 0 && compare(v, ex->op, ex->value);
+        int ok = cli_expect_eval(s, ex, &res->ck, &v);
         eo[(*neo)++] = (struct expect_outcome){ex, v, ok};
         const struct metric_info *mi = metric_find(ex->metric);
         char b[48];
@@ -178,7 +143,7 @@ static int check_scenario(struct check_ctx *cx, const struct scenario *s)
     for (int i = 0; i < nl && rc == 0; i++) {
         int used = 0;
         for (uint32_t e = 0; e < s->nexpects; e++)
-            used |= expect_names(&s->expects[e], labels[i]);
+            used |= cli_expect_names(&s->expects[e], labels[i]);
         if (used)
             rc = check_target(cx, s, labels[i], seed);
     }

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "sim/checker.h"
 #include "sim/cli.h"
 #include "sim/plugin.h"
 #include "sim/refs.h"
@@ -211,4 +212,42 @@ int cli_all_labels(const struct scenario *s, const char **out, int max)
     for (uint16_t i = 0; i < s->nvariants && n < max; i++)
         out[n++] = s->variants[i].name;
     return n;
+}
+
+/* --- expect lines ------------------------------------------------------------------------------ */
+
+int cli_expect_names(const struct expect_def *e, const char *label)
+{
+    for (char **p = e->policies; *p; p++)
+        if (!strcmp(*p, "*") || !strcmp(*p, label))
+            return 1;
+    return 0;
+}
+
+/* Whether v `op` want holds. */
+static int compare(double v, enum expect_op op, double want)
+{
+    switch (op) {
+    case OP_LT: return v < want;
+    case OP_LE: return v <= want;
+    case OP_GT: return v > want;
+    case OP_GE: return v >= want;
+    case OP_EQ: return v == want;
+    case OP_NE: return v != want;
+    }
+    return 0;
+}
+
+int cli_expect_eval(const struct scenario *s, const struct expect_def *e, const struct checker_result *ck,
+                    double *measured)
+{
+    int tmpl = -1;
+    if (e->wf >= 0) {
+        tmpl = 0;
+        for (int f = 0; f < e->wf; f++)
+            tmpl += s->wfs[f].nhandlers;
+        tmpl += e->handler;
+    }
+    *measured = 0;
+    return metric_get(ck, tmpl, e->metric, measured) == 0 && compare(*measured, e->op, e->value);
 }

@@ -7,6 +7,7 @@
  * policies, --set) before the database opens. */
 #include <errno.h>
 #include <inttypes.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -63,10 +64,23 @@ static const struct cli_option run_options[] = {
                  "half-width of its 95% confidence interval (Student t);\n"
                  "every seed's rows go to the database"),
     CLI_CALLBACK('j', "jobs", "N", opt_jobs,
-                 "run N simulations at once in worker processes; the\n"
-                 "output and the database are the same as with -j 1"),
+                 "run N simulations at once in worker processes (default:\n"
+                 "the number of cores); the output and the database are\n"
+                 "the same as with -j 1"),
     CLI_CALLBACK(0, "set", "POLICY.KEY=VALUE", cli_opt_set,
                  "set a policy parameter (repeatable; overrides 'set' lines)"),
+    CLI_CALLBACK(0, "sweep", "POLICY.KEY=V1,V2,...", cli_opt_sweep,
+                 "a parameter study: run POLICY once per value (repeatable:\n"
+                 "several give the product; replaces a 'sweep' line of the\n"
+                 "same key); prints the cheapest point that meets the\n"
+                 "expect lines"),
+    CLI_CALLBACK(0, "shard", "K/N", cli_opt_shard,
+                 "run only the K-th of N slices of the runs (job i is in\n"
+                 "slice i % N + 1), for a sweep across machines; 'simrun\n"
+                 "merge' combines the databases"),
+    CLI_FLAG(0, "resume", struct cli_opts, resume,
+             "with --db: skip the runs the database already has (after\n"
+             "an interruption: nothing is lost or run twice)"),
     CLI_STRING(0, "db", "FILE", struct cli_opts, db, "write results to this SQLite database (one transaction per run)"),
     CLI_FLAG(0, "store-trace", struct cli_opts, store_trace, "with --db: also store the event trace of each run"),
     CLI_STRING(0, "trace", "FILE", struct cli_opts, trace,
@@ -86,7 +100,9 @@ const struct cli_command cli_cmd_run = {
     .usage = "SCENARIO... [options]",
     .summary = "simulate under each policy; print a comparison table",
     .description = "Simulates each scenario under each policy and prints the policies side by\n"
-                   "side.  Without -p: every registered policy plus the scenario's variants.\n",
+                   "side.  Without -p: every registered policy plus the scenario's variants.\n"
+                   "With --db, a dedicated writer stores each run in its own transaction while\n"
+                   "the next ones are simulated.\n",
     .options = run_options,
     .arg = cli_opt_scenario,
     .run = cmd_run,
@@ -126,36 +142,29 @@ static FILE *open_trace(const char *path)
     return f;
 }
 
-/* Splits a comma list into labels (pointers into buf). */
-static int split_list(char *buf, const char **out, int max)
-{
-    int n = 0;
-    for (char *p = strtok(buf, ","); p && n < max; p = strtok(NULL, ","))
-        out[n++] = p;
-    return n;
-}
-
 /* --- the sweep ----------------------------------------------------------------------------- */
 
 /* What the run command's sweep needs to describe jobs and to take their
- * results in order: job j belongs to scenario k when first_job[k] <= j <
- * first_job[k + 1]; within it, target (j - first_job[k]) / nseeds[k] and
- * seed lo[k] + (j - first_job[k]) % nseeds[k], the order of a serial run. */
+ * results in order.  Sweep job j is the plan's selected job j (sel[j], or
+ * j itself when every job runs); its scenario, column and seed come from
+ * the plan.  Results arrive in that order, so a scenario's jobs are
+ * contiguous and its table is printed after its last one. */
 struct run_ctx {
     const struct cli_opts *o;
     struct scenario **scn;
-    struct cli_target *targets;    /* [npaths * CLI_MAX_LABELS] */
-    const int *ntarg;
-    uint64_t lo[CLI_MAX_SCENARIOS], nseeds[CLI_MAX_SCENARIOS];
-    size_t first_job[CLI_MAX_SCENARIOS + 1];
+    const struct cli_plan *pl;
     size_t njobs;
     struct store *st;
+    struct store_writer *writer;   /* started with the first result (after the workers are forked) */
     int json, csv, first_json;
-    /* the scenario being received: per target and metric, over its seeds */
-    struct stats_acc *acc;         /* [CLI_MAX_LABELS * metric_count] */
+    /* the scenario being received (cur), per column and metric, over its seeds */
+    int cur, maxcols;
+    struct stats_acc *acc;         /* [maxcols * metric_count] */
     uint64_t *never;               /* durations that were "never", kept out of acc */
-    char status[CLI_MAX_LABELS][32];
-    uint64_t fps[CLI_MAX_LABELS];
+    char (*status)[32];            /* [maxcols] */
+    uint64_t *fps, *nruns;         /* [maxcols] the last fingerprint, the runs received */
+    uint64_t *exp_checked, *exp_failed; /* [maxcols] expect outcomes over its runs */
+    size_t delivered;              /* results received */
     /* progress on a terminal */
     int progress;
     int64_t t0_us, shown_us;
@@ -169,22 +178,21 @@ static int64_t wall_clock_us(void)
     return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
 }
 
-static int job_scenario(const struct run_ctx *rx, size_t j)
+static void job_place(const struct run_ctx *rx, size_t j, size_t *full, int *k, int *c, uint64_t *seed)
 {
-    int k = 0;
-    while (j >= rx->first_job[k + 1])
-        k++;
-    return k;
+    *full = rx->pl->sel ? rx->pl->sel[j] : j;
+    cli_plan_at(rx->pl, *full, k, c, seed);
 }
 
 static void run_job_at(void *ctx, size_t j, struct sweep_job *out)
 {
     struct run_ctx *rx = ctx;
-    int k = job_scenario(rx, j);
-    size_t r = j - rx->first_job[k];
-    const struct cli_target *t = &rx->targets[k * CLI_MAX_LABELS + (int)(r / rx->nseeds[k])];
-    *out = (struct sweep_job){.scn = rx->scn[k], .ops = t->ops, .ps = &t->ps, .label = t->label,
-                              .seed = rx->lo[k] + r % rx->nseeds[k]};
+    size_t full;
+    int k, c;
+    uint64_t seed;
+    job_place(rx, j, &full, &k, &c, &seed);
+    const struct cli_target *t = &rx->pl->cols[k][c].t;
+    *out = (struct sweep_job){.scn = rx->scn[k], .ops = t->ops, .ps = &t->ps, .label = t->label, .seed = seed};
 }
 
 /* Pads s on the right (left = 0) or left to w columns. */
@@ -200,29 +208,46 @@ static void print_cell(const char *s, size_t w, int left)
             putchar(' ');
 }
 
-/* The comparison table of scenario k, policies side by side: the value of
- * each whole-scenario metric, or over several seeds its mean +- the
- * half-width of its 95 % confidence interval. */
-static void print_table(const struct run_ctx *rx, int k)
+/* The heading of scenario k's table. */
+static void print_heading(const struct run_ctx *rx, int k, uint64_t nruns)
 {
     const struct scenario *s = rx->scn[k];
-    int nt = rx->ntarg[k];
-    uint64_t nseeds = rx->nseeds[k];
+    const struct cli_plan *pl = rx->pl;
     char start[40], hz[40];
     cal_format_utc(s->start_utc_s, start, sizeof start);
     fmt_duration((double)s->horizon_us, hz, sizeof hz);
     printf("%s (%s): start %s, horizon %s, ", s->name, s->path, start, hz);
-    if (nseeds > 1)
-        printf("seeds %" PRIu64 "..%" PRIu64 " (mean \xc2\xb1 95%% confidence half-width)\n", rx->lo[k],
-               rx->lo[k] + nseeds - 1);
+    if (pl->nseeds[k] > 1)
+        printf("seeds %" PRIu64 "..%" PRIu64 " (mean \xc2\xb1 95%% confidence half-width)", pl->lo[k],
+               pl->lo[k] + pl->nseeds[k] - 1);
     else
-        printf("seed %" PRIu64 "\n", rx->lo[k]);
+        printf("seed %" PRIu64, pl->lo[k]);
+    size_t all = (size_t)pl->ncols[k] * pl->nseeds[k];
+    if (nruns < all)
+        printf("; %" PRIu64 " of its %zu runs here", nruns, all);
+    printf("\n");
+}
+
+/* The comparison table of scenario k, its columns side by side: the value
+ * of each whole-scenario metric, or over several seeds its mean +- the
+ * half-width of its 95 % confidence interval.  Columns without a run here
+ * (another shard's, or stored before --resume) are left out. */
+static void print_table(const struct run_ctx *rx, int k)
+{
+    const struct cli_col *cols = rx->pl->cols[k];
+    int nc = rx->pl->ncols[k];
+    uint64_t total = 0, maxseeds = 0;
+    for (int i = 0; i < nc; i++) {
+        total += rx->nruns[i];
+        maxseeds = rx->nruns[i] > maxseeds ? rx->nruns[i] : maxseeds;
+    }
+    print_heading(rx, k, total);
     enum { CELL = 64 };
-    char *cells = xcalloc((size_t)(metric_count + 2) * (size_t)nt, CELL);
-#define CELLP(m, i) (cells + ((size_t)(m) * (size_t)nt + (size_t)(i)) * CELL)
-    size_t w[CLI_MAX_LABELS];
-    for (int i = 0; i < nt; i++) {
-        w[i] = fmt_width(rx->targets[k * CLI_MAX_LABELS + i].label);
+    char *cells = xcalloc((size_t)(metric_count + 2) * (size_t)nc, CELL);
+#define CELLP(m, i) (cells + ((size_t)(m) * (size_t)nc + (size_t)(i)) * CELL)
+    size_t *w = xcalloc((size_t)nc, sizeof *w);
+    for (int i = 0; i < nc; i++) {
+        w[i] = fmt_width(cols[i].title);
         for (int m = 0; m < metric_count; m++) {
             const struct stats_acc *a = &rx->acc[i * metric_count + m];
             fmt_metric_ci(&metric_table[m], a, rx->never[i * metric_count + m], CELLP(m, i), CELL);
@@ -234,28 +259,80 @@ static void print_table(const struct run_ctx *rx, int k)
                 w[i] = fmt_width(CELLP(m, i));
     }
     printf("%-16s", "metric");
-    for (int i = 0; i < nt; i++) {
-        printf("  ");
-        print_cell(rx->targets[k * CLI_MAX_LABELS + i].label, w[i], 0);
-    }
-    printf("\n");
-    for (int m = 0; m < metric_count + (nseeds == 1 ? 2 : 1); m++) {
-        printf("%-16s", m < metric_count ? metric_table[m].name : m == metric_count ? "status" : "fingerprint");
-        for (int i = 0; i < nt; i++) {
+    for (int i = 0; i < nc; i++)
+        if (rx->nruns[i]) {
             printf("  ");
-            print_cell(CELLP(m, i), w[i], 0);
+            print_cell(cols[i].title, w[i], 0);
         }
+    printf("\n");
+    for (int m = 0; m < metric_count + (maxseeds == 1 ? 2 : 1); m++) {
+        printf("%-16s", m < metric_count ? metric_table[m].name : m == metric_count ? "status" : "fingerprint");
+        for (int i = 0; i < nc; i++)
+            if (rx->nruns[i]) {
+                printf("  ");
+                print_cell(CELLP(m, i), w[i], 0);
+            }
         printf("\n");
     }
 #undef CELLP
     free(cells);
-    for (int i = 0; i < nt; i++) {
-        const struct cli_target *t = &rx->targets[k * CLI_MAX_LABELS + i];
-        if (t->params_text[0])
-            printf("  %s: %s\n", t->label, t->params_text);
+    free(w);
+    for (int i = 0; i < nc; i++)
+        if (rx->nruns[i] && cols[i].t.params_text[0])
+            printf("  %s: %s\n", cols[i].title, cols[i].t.params_text);
+}
+
+static int metric_index(const char *name)
+{
+    const struct metric_info *mi = metric_find(name);
+    SIM_ASSERT(mi != NULL);
+    return (int)(mi - metric_table);
+}
+
+/* After the table of scenario k, for each label with a parameter study:
+ * its points with the mean wake-ups and runs and how the expect lines that
+ * name the label fared, and the cheapest point (fewest wake-ups, then
+ * fewest runs) whose runs all meet them. */
+static void print_study(const struct run_ctx *rx, int k)
+{
+    const struct cli_col *cols = rx->pl->cols[k];
+    int nc = rx->pl->ncols[k], mw = metric_index("wakeups"), mr = metric_index("runs");
+    for (int i = 0; i < nc; i++) {
+        if (!cols[i].point[0] || !rx->nruns[i] || (i > 0 && !strcmp(cols[i - 1].t.label, cols[i].t.label)))
+            continue; /* one study per label, from its first column */
+        const char *label = cols[i].t.label;
+        int best = -1, named = 0;
+        for (int c = i; c < nc && !strcmp(cols[c].t.label, label); c++) {
+            named |= rx->exp_checked[c] > 0;
+            if (!rx->nruns[c] || rx->exp_failed[c])
+                continue;
+            double wk = rx->acc[c * metric_count + mw].mean, rn = rx->acc[c * metric_count + mr].mean;
+            if (best < 0 || wk < rx->acc[best * metric_count + mw].mean ||
+                (wk == rx->acc[best * metric_count + mw].mean && rn < rx->acc[best * metric_count + mr].mean))
+                best = c;
+        }
+        printf("\nparameter study of %s (mean over seeds; expect lines that name it, over every run):\n", label);
+        printf("  %-30s %12s %12s  %s\n", "point", "wakeups", "runs", "expect");
+        for (int c = i; c < nc && !strcmp(cols[c].t.label, label); c++) {
+            if (!rx->nruns[c])
+                continue;
+            char ex[64];
+            if (!rx->exp_checked[c])
+                snprintf(ex, sizeof ex, "-");
+            else if (!rx->exp_failed[c])
+                snprintf(ex, sizeof ex, "met (%" PRIu64 ")", rx->exp_checked[c]);
+            else
+                snprintf(ex, sizeof ex, "FAILED %" PRIu64 " of %" PRIu64, rx->exp_failed[c], rx->exp_checked[c]);
+            printf("%c %-30s %12.6g %12.6g  %s\n", c == best ? '*' : ' ', cols[c].point,
+                   rx->acc[c * metric_count + mw].mean, rx->acc[c * metric_count + mr].mean, ex);
+        }
+        if (best >= 0)
+            printf("cheapest%s: %s (fewest wake-ups, then fewest runs)\n",
+                   named ? " point that meets every expect line naming it" : " point (no expect line names it)",
+                   cols[best].title);
+        else
+            printf("no point meets every expect line naming %s\n", label);
     }
-    if (k + 1 < rx->o->npaths)
-        printf("\n");
 }
 
 static void show_progress(struct run_ctx *rx, size_t j, const struct sweep_job *job)
@@ -269,54 +346,78 @@ static void show_progress(struct run_ctx *rx, size_t j, const struct sweep_job *
             job->scn->name, job->label, job->seed, left_s);
 }
 
-/* Takes job j's result: the store, the CSV/JSON lines, the statistics, and
- * after the last job of a scenario its table. */
-static int run_sink(void *ctx, size_t j, struct sweep_out *out)
+/* The first result of scenario k: its accumulators start over. */
+static void start_scenario(struct run_ctx *rx, int k)
 {
-    struct run_ctx *rx = ctx;
-    const struct cli_opts *o = rx->o;
-    int k = job_scenario(rx, j);
-    size_t r = j - rx->first_job[k];
-    int ti = (int)(r / rx->nseeds[k]);
-    const struct cli_target *t = &rx->targets[k * CLI_MAX_LABELS + ti];
+    int nc = rx->pl->ncols[k];
+    if (nc > rx->maxcols) {
+        rx->maxcols = nc;
+        rx->acc = xrealloc(rx->acc, (size_t)nc * (size_t)metric_count * sizeof *rx->acc);
+        rx->never = xrealloc(rx->never, (size_t)nc * (size_t)metric_count * sizeof *rx->never);
+        rx->status = xrealloc(rx->status, (size_t)nc * sizeof *rx->status);
+        rx->fps = xrealloc(rx->fps, (size_t)nc * sizeof *rx->fps);
+        rx->nruns = xrealloc(rx->nruns, (size_t)nc * sizeof *rx->nruns);
+        rx->exp_checked = xrealloc(rx->exp_checked, (size_t)nc * sizeof *rx->exp_checked);
+        rx->exp_failed = xrealloc(rx->exp_failed, (size_t)nc * sizeof *rx->exp_failed);
+    }
+    for (int i = 0; i < nc * metric_count; i++) {
+        stats_init(&rx->acc[i]);
+        rx->never[i] = 0;
+    }
+    for (int i = 0; i < nc; i++) {
+        snprintf(rx->status[i], sizeof rx->status[i], "ok");
+        rx->fps[i] = rx->nruns[i] = rx->exp_checked[i] = rx->exp_failed[i] = 0;
+    }
+    rx->cur = k;
+}
+
+/* The expect lines of scenario k that name column c's label, evaluated on
+ * one run: counted, and (with a database) their outcomes in *eo (malloc'd,
+ * *neo of them). */
+static void run_expects(struct run_ctx *rx, int k, int c, const struct sim_result *res, struct expect_outcome **eo,
+                        uint32_t *neo)
+{
     const struct scenario *s = rx->scn[k];
-    uint64_t seed = rx->lo[k] + r % rx->nseeds[k];
-    const struct sim_result *res = &out->res;
-    if (r == 0) {
-        if (!rx->acc) {
-            rx->acc = xcalloc((size_t)CLI_MAX_LABELS * (size_t)metric_count, sizeof *rx->acc);
-            rx->never = xcalloc((size_t)CLI_MAX_LABELS * (size_t)metric_count, sizeof *rx->never);
-        }
-        for (int i = 0; i < CLI_MAX_LABELS * metric_count; i++) {
-            stats_init(&rx->acc[i]);
-            rx->never[i] = 0;
-        }
-        for (int i = 0; i < CLI_MAX_LABELS; i++)
-            snprintf(rx->status[i], sizeof rx->status[i], "ok");
+    *eo = rx->st && s->nexpects ? xcalloc(s->nexpects, sizeof **eo) : NULL;
+    *neo = 0;
+    for (uint32_t e = 0; e < s->nexpects; e++) {
+        const struct expect_def *ex = &s->expects[e];
+        if (!cli_expect_names(ex, rx->pl->cols[k][c].t.label))
+            continue;
+        double v;
+        int ok = cli_expect_eval(s, ex, &res->ck, &v);
+        rx->exp_checked[c]++;
+        rx->exp_failed[c] += !ok;
+        if (*eo)
+            (*eo)[(*neo)++] = (struct expect_outcome){ex, v, ok};
     }
-    if (rx->progress) {
-        struct sweep_job job;
-        run_job_at(rx, j, &job);
-        show_progress(rx, j, &job);
+}
+
+/* Hands run j to the database writer (starting it with the first). */
+static int store_job(struct run_ctx *rx, size_t full, int k, int c, uint64_t seed, struct sweep_out *out,
+                     struct expect_outcome *eo, uint32_t neo)
+{
+    const struct cli_col *col = &rx->pl->cols[k][c];
+    if (!rx->writer)
+        rx->writer = store_writer_start(rx->st, 64);
+    struct store_run sr = {.scn = rx->scn[k], .policy = col->t.label, .base_policy = col->t.ops->name,
+                           .params = col->t.params_text, .seed = seed, .version = SIMRUN_VERSION, .res = &out->res,
+                           .wall_us = out->wall_us, .expects = eo, .nexpects = neo,
+                           .with_trace = rx->o->store_trace, .plan = rx->pl->hash, .job = (int64_t)full,
+                           .sweep = col->point};
+    char err[512];
+    if (store_writer_put(rx->writer, &sr, &out->res, err, sizeof err) != 0) {
+        fprintf(stderr, "%s: error: %s\n", cli_prog, err);
+        return 3;
     }
-    if (res->status != SIM_OK) {
-        if (rx->progress)
-            fprintf(stderr, "\r\033[K");
-        fprintf(stderr, "%s: %s under %s (seed %" PRIu64 "): %s\n", cli_prog, s->path, t->label, seed, res->status_msg);
-        snprintf(rx->status[ti], sizeof rx->status[ti], "%s", sim_status_name(res->status));
-    }
-    rx->fps[ti] = res->fingerprint;
-    if (rx->st) {
-        struct store_run sr = {.scn = s, .policy = t->label, .base_policy = t->ops->name, .params = t->params_text,
-                               .seed = seed, .version = SIMRUN_VERSION, .res = res, .wall_us = out->wall_us,
-                               .with_trace = o->store_trace};
-        int64_t id;
-        char err[512];
-        if (store_write_run(rx->st, &sr, &id, err, sizeof err) != 0) {
-            fprintf(stderr, "%s: error: %s\n", cli_prog, err);
-            return 3;
-        }
-    }
+    return 0;
+}
+
+/* The CSV and JSON lines of a run, and its metrics into the statistics. */
+static void run_output(struct run_ctx *rx, int k, int c, uint64_t seed, const struct sim_result *res)
+{
+    const struct scenario *s = rx->scn[k];
+    const struct cli_target *t = &rx->pl->cols[k][c].t;
     if (rx->json) {
         printf("%s\n  {\"scenario\": \"%s\", \"policy\": \"%s\", \"params\": \"%s\", \"seed\": %" PRIu64
                ", \"status\": \"%s\", \"fingerprint\": \"%016" PRIx64 "\", \"metrics\": {",
@@ -328,9 +429,9 @@ static int run_sink(void *ctx, size_t j, struct sweep_out *out)
         double v = 0;
         metric_get(&res->ck, -1, metric_table[m].name, &v);
         if (metric_table[m].is_duration && v < 0)
-            rx->never[ti * metric_count + m]++;
+            rx->never[c * metric_count + m]++;
         else
-            stats_add(&rx->acc[ti * metric_count + m], v);
+            stats_add(&rx->acc[c * metric_count + m], v);
         if (rx->csv)
             printf("%s,%s,\"%s\",%" PRIu64 ",%s,%016" PRIx64 ",%s,%.17g\n", s->name, t->label, t->params_text, seed,
                    sim_status_name(res->status), res->fingerprint, metric_table[m].name, v);
@@ -339,83 +440,143 @@ static int run_sink(void *ctx, size_t j, struct sweep_out *out)
     }
     if (rx->json)
         printf("}}");
-    if (j + 1 == rx->first_job[k + 1] && !rx->json && !rx->csv) {
+}
+
+/* Takes job j's result: the statistics, the expect lines, the CSV/JSON
+ * lines, the database, and after the last job of a scenario its table. */
+static int run_sink(void *ctx, size_t j, struct sweep_out *out)
+{
+    struct run_ctx *rx = ctx;
+    size_t full;
+    int k, c;
+    uint64_t seed;
+    job_place(rx, j, &full, &k, &c, &seed);
+    const struct sim_result *res = &out->res;
+    rx->delivered++;
+    if (k != rx->cur)
+        start_scenario(rx, k);
+    if (rx->progress) {
+        struct sweep_job job;
+        run_job_at(rx, j, &job);
+        show_progress(rx, j, &job);
+    }
+    if (res->status != SIM_OK) {
+        if (rx->progress)
+            fprintf(stderr, "\r\033[K");
+        fprintf(stderr, "%s: %s under %s (seed %" PRIu64 "): %s\n", cli_prog, rx->scn[k]->path,
+                rx->pl->cols[k][c].title, seed, res->status_msg);
+        snprintf(rx->status[c], sizeof rx->status[c], "%s", sim_status_name(res->status));
+    }
+    rx->fps[c] = res->fingerprint;
+    rx->nruns[c]++;
+    struct expect_outcome *eo;
+    uint32_t neo;
+    run_expects(rx, k, c, res, &eo, &neo);
+    run_output(rx, k, c, seed, res);
+    if (rx->st) {
+        int rc = store_job(rx, full, k, c, seed, out, eo, neo); /* takes out->res and eo */
+        if (rc)
+            return rc;
+    } else {
+        free(eo);
+    }
+    int last = j + 1 == rx->njobs;
+    if (!last) {
+        size_t nf;
+        int nk, nc;
+        uint64_t ns;
+        job_place(rx, j + 1, &nf, &nk, &nc, &ns);
+        last = nk != k;
+    }
+    if (last && !rx->json && !rx->csv) {
         if (rx->progress)
             fprintf(stderr, "\r\033[K");
         print_table(rx, k);
+        print_study(rx, k);
+        if (j + 1 < rx->njobs)
+            printf("\n");
         fflush(stdout);
     }
     return 0;
 }
 
-/* Resolves every target of every scenario (-p, else all labels) before
- * anything is simulated: targets[k * CLI_MAX_LABELS + i], ntarg[k] of
- * them.  0, or 2 after printing the error. */
-static int resolve_targets(const struct cli_opts *o, struct scenario **scn, struct cli_target *targets, int *ntarg)
+/* Set by SIGINT or SIGTERM: the sweep starts no more runs, finishes those
+ * under way and stores them (the signal's default action comes back, so a
+ * second one stops at once). */
+static volatile sig_atomic_t run_stop;
+
+static void on_stop_signal(int sig)
 {
-    char polbuf[1024];
-    for (int k = 0; k < o->npaths; k++) {
-        const char *labels[CLI_MAX_LABELS];
-        int nl;
-        if (o->policies) {
-            snprintf(polbuf, sizeof polbuf, "%s", o->policies);
-            nl = split_list(polbuf, labels, CLI_MAX_LABELS);
-        } else {
-            nl = cli_all_labels(scn[k], labels, CLI_MAX_LABELS);
-        }
-        if (nl == 0)
-            return cli_usage_error("empty policy list '%s'", o->policies ? o->policies : "");
-        for (int i = 0; i < nl; i++) {
-            char msg[512];
-            if (cli_resolve_target(scn[k], labels[i], o->sets, o->nsets, &targets[k * CLI_MAX_LABELS + i], msg,
-                                   sizeof msg)) {
-                fprintf(stderr, "%s: error: %s: %s\n", cli_prog, scn[k]->path, msg);
-                return 2;
-            }
-        }
-        ntarg[k] = nl;
-    }
-    return 0;
+    static const char msg[] = "\nsimrun: stopping after the runs under way (again to stop now)\n";
+    (void)sig;
+    run_stop = 1;
+    ssize_t w = write(2, msg, sizeof msg - 1);
+    (void)w;
 }
 
-/* Numbers the jobs of every scenario (targets x seeds) and runs them in
- * one sweep, the output framed for the format. */
-static int run_sweep(const struct cli_opts *o, struct scenario **scn, struct cli_target *targets, const int *ntarg,
-                     struct store *st, FILE *trace)
+/* SIGINT (unless it was ignored when simrun started: `nohup`, a
+ * background job of a script) and SIGTERM (what Slurm and kill send). */
+static void catch_stop_signals(void)
 {
-    struct run_ctx ctx = {.o = o, .scn = scn, .targets = targets, .ntarg = ntarg, .st = st,
-                          .json = !strcmp(o->format, "json"), .csv = !strcmp(o->format, "csv"), .first_json = 1};
+    struct sigaction sa = {.sa_handler = on_stop_signal, .sa_flags = SA_RESETHAND}, old;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGTERM, &sa, NULL);
+    if (sigaction(SIGINT, NULL, &old) == 0 && old.sa_handler != SIG_IGN)
+        sigaction(SIGINT, &sa, NULL);
+}
+
+/* The number of worker processes: -j, else the number of cores. */
+static int default_jobs(const struct cli_opts *o)
+{
+    if (o->jobs)
+        return o->jobs;
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    return n < 1 ? 1 : n > SWEEP_MAX_WORKERS ? SWEEP_MAX_WORKERS : (int)n;
+}
+
+/* Runs the selected jobs of the plan in one sweep, the output framed for
+ * the format; the database is written by a dedicated writer. */
+static int run_sweep(const struct cli_opts *o, struct scenario **scn, const struct cli_plan *pl, struct store *st,
+                     FILE *trace)
+{
+    struct run_ctx ctx = {.o = o, .scn = scn, .pl = pl, .njobs = pl->sel ? pl->nsel : pl->nfull, .st = st,
+                          .json = !strcmp(o->format, "json"), .csv = !strcmp(o->format, "csv"), .first_json = 1,
+                          .cur = -1};
     struct run_ctx *rx = &ctx;
-    size_t njobs = 0;
-    for (int k = 0; k < o->npaths; k++) {
-        const struct scenario *s = rx->scn[k];
-        rx->lo[k] = o->have_seed ? o->seed_lo : s->seed;
-        rx->nseeds[k] = (o->have_seed ? o->seed_hi : s->seed) - rx->lo[k] + 1;
-        rx->first_job[k] = njobs;
-        njobs += (size_t)rx->ntarg[k] * (size_t)rx->nseeds[k];
-    }
-    rx->first_job[o->npaths] = njobs;
-    rx->njobs = njobs;
-    rx->progress = isatty(2) && njobs > 1;
+    rx->progress = isatty(2) && rx->njobs > 1;
     rx->t0_us = wall_clock_us();
     if (rx->csv)
         printf("scenario,policy,params,seed,status,fingerprint,metric,value\n");
     if (rx->json)
         printf("[");
-    struct sweep_opts so = {.workers = o->jobs ? o->jobs : 1, .max_events = o->max_events,
-                            .keep_trace = rx->st && o->store_trace, .trace = trace};
+    struct sweep_opts so = {.workers = default_jobs(o), .max_events = o->max_events,
+                            .keep_trace = rx->st && o->store_trace, .trace = trace, .stop = &run_stop};
     char err[512] = "";
-    int rc = sweep_run(njobs, &so, run_job_at, run_sink, rx, err, sizeof err);
+    catch_stop_signals();
+    int rc = sweep_run(rx->njobs, &so, run_job_at, run_sink, rx, err, sizeof err);
     if (rc < 0) {
+        fprintf(stderr, "%s: error: %s\n", cli_prog, err);
+        rc = 3;
+    }
+    if (rx->writer && store_writer_finish(rx->writer, err, sizeof err) != 0 && (!rc || rc == SWEEP_STOPPED)) {
         fprintf(stderr, "%s: error: %s\n", cli_prog, err);
         rc = 3;
     }
     if (rx->progress)
         fprintf(stderr, "\r\033[K");
+    if (rc == SWEEP_STOPPED)
+        fprintf(stderr, "%s: interrupted after %zu of %zu runs%s%s%s\n", cli_prog, rx->delivered, rx->njobs,
+                st ? " (each stored whole in " : "", st ? o->db : "",
+                st ? "; 'simrun run' with the same arguments and --resume runs the rest)" : "");
     if (rx->json)
         printf("\n]\n");
     free(rx->acc);
     free(rx->never);
+    free(rx->status);
+    free(rx->fps);
+    free(rx->nruns);
+    free(rx->exp_checked);
+    free(rx->exp_failed);
     return rc;
 }
 
@@ -427,30 +588,32 @@ static int cmd_run(int argc, char **argv)
         return rc;
     if (o.npaths == 0)
         return cli_usage_error("%s", "no scenario given");
+    if (o.resume && !o.db)
+        return cli_usage_error("%s", "--resume needs --db FILE (the database to resume)");
     struct scenario *scn[CLI_MAX_SCENARIOS];
     if ((rc = cli_load_all(&o, scn)))
         return rc;
-    if ((rc = check_sets(&o, scn))) {
-        cli_free_all(scn, o.npaths);
-        return rc;
-    }
-    struct cli_target *targets = xcalloc((size_t)o.npaths * CLI_MAX_LABELS, sizeof *targets);
-    int ntarg[CLI_MAX_SCENARIOS];
+    struct cli_plan pl = {0};
     struct store *st = NULL;
     FILE *trace = NULL;
-    if ((rc = resolve_targets(&o, scn, targets, ntarg)))
+    if ((rc = check_sets(&o, scn)) || (rc = cli_plan_make(&o, scn, &pl)))
         goto out;
     trace = open_trace(o.trace);
     if ((o.trace && !trace) || (rc = cli_open_store(o.db, &st))) {
         rc = rc ? rc : 2;
         goto out;
     }
-    rc = run_sweep(&o, scn, targets, ntarg, st, trace);
+    if ((rc = cli_plan_select(&pl, &o, scn, st)))
+        goto out;
+    if (o.resume)
+        fprintf(stderr, "%s: --resume: %zu of the %zu runs are already in %s; %zu to run\n", cli_prog, pl.stored,
+                o.shard_n ? pl.stored + pl.nsel : pl.nfull, o.db, pl.nsel);
+    rc = run_sweep(&o, scn, &pl, st, trace);
 out:
     if (trace && trace != stdout)
         fclose(trace);
     store_close(st);
-    free(targets);
+    cli_plan_free(&pl);
     cli_free_all(scn, o.npaths);
     return rc;
 }

@@ -257,6 +257,35 @@ int64_t params_get(const struct params *ps, const char *key)
     return ps->v[i];
 }
 
+/* The text of value v of parameter d; durations as sim_fmt_dur
+ * ("00:01:00") or, short, as a scenario writes them ("1m"). */
+static void format_value(const struct param_def *d, int64_t v, int short_dur, char *val, size_t n)
+{
+    if (d->type == PARAM_DURATION) {
+        if (short_dur)
+            scn_fmt_duration(v, val, n);
+        else
+            sim_fmt_dur(v, val, n);
+    } else if (d->type == PARAM_ENUM) {
+        const char *p = d->choices;
+        for (int64_t k = 0; k < v && p; k++) {
+            p = strchr(p, '|');
+            if (p)
+                p++;
+        }
+        size_t len = p ? strcspn(p, "|") : 0;
+        snprintf(val, n, "%.*s", (int)len, p ? p : "");
+    } else if (d->type == PARAM_BOOL) {
+        snprintf(val, n, "%s", v ? "true" : "false");
+    } else if (d->type == PARAM_TOD) {
+        snprintf(val, n, "%02d:%02d", (int)(v / 60), (int)(v % 60));
+    } else if (d->type == PARAM_ZONE) {
+        snprintf(val, n, "%s", v ? cal_zone_name((const struct cal_zone *)(intptr_t)v) : "local");
+    } else {
+        snprintf(val, n, "%lld", (long long)v);
+    }
+}
+
 void params_format(const struct params *ps, char *buf, size_t n)
 {
     size_t off = 0;
@@ -268,29 +297,18 @@ void params_format(const struct params *ps, char *buf, size_t n)
             continue;
         char val[64];
         const struct param_def *d = &ps->defs[i];
-        if (d->type == PARAM_DURATION) {
-            sim_fmt_dur(ps->v[i], val, sizeof val);
-        } else if (d->type == PARAM_ENUM) {
-            const char *p = d->choices;
-            for (int64_t k = 0; k < ps->v[i] && p; k++) {
-                p = strchr(p, '|');
-                if (p)
-                    p++;
-            }
-            size_t len = p ? strcspn(p, "|") : 0;
-            snprintf(val, sizeof val, "%.*s", (int)len, p ? p : "");
-        } else if (d->type == PARAM_BOOL) {
-            snprintf(val, sizeof val, "%s", ps->v[i] ? "true" : "false");
-        } else if (d->type == PARAM_TOD) {
-            snprintf(val, sizeof val, "%02d:%02d", (int)(ps->v[i] / 60), (int)(ps->v[i] % 60));
-        } else if (d->type == PARAM_ZONE) {
-            snprintf(val, sizeof val, "%s",
-                     ps->v[i] ? cal_zone_name((const struct cal_zone *)(intptr_t)ps->v[i]) : "local");
-        } else {
-            snprintf(val, sizeof val, "%lld", (long long)ps->v[i]);
-        }
+        format_value(d, ps->v[i], 0, val, sizeof val);
         off += (size_t)snprintf(buf + off, n - off, "%s%s=%s", off ? "," : "", d->key, val);
     }
+}
+
+int params_value_text(const struct params *ps, const char *key, char *buf, size_t n)
+{
+    int i = param_index(ps->defs, ps->n, key);
+    if (i < 0)
+        return -1;
+    format_value(&ps->defs[i], ps->v[i], 1, buf, n);
+    return 0;
 }
 
 int policy_check_param(const char *name, const char *key, const char *value, char *msg, size_t n)

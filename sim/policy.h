@@ -155,6 +155,9 @@ const struct cal_zone *params_zone(const struct params *ps, const char *key, con
 /* Canonical text of the non-default values, "k=v,k=v" sorted by table
  * order; "" when all are defaults. */
 void params_format(const struct params *ps, char *buf, size_t n);
+/* The value of one parameter as a scenario would write it ("10s", "true",
+ * "09:30"), default or not; 0, or -1 when ps has no such key. */
+int params_value_text(const struct params *ps, const char *key, char *buf, size_t n);
 
 /* For the scenario parser: is `name` a registered policy?  On no, msg lists
  * the valid names. */

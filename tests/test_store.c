@@ -671,7 +671,9 @@ static void test_write_and_read_back(void **state)
     sqlite3 *db = db_open(t->path);
     char v[64];
     q_text(db, v, sizeof v, "SELECT value FROM meta WHERE key = 'schema_version'");
-    EXPECT_STR(v, "2", "schema_version");
+    char want_v[16];
+    snprintf(want_v, sizeof want_v, "%d", STORE_SCHEMA_VERSION);
+    EXPECT_STR(v, want_v, "schema_version");
     check_run(db, id, f, 1);
     /* The convenience view joins runs and metrics. */
     EXPECT_I64(q_i64(db, "SELECT count(*) FROM run_metrics WHERE run_id = %" PRId64, id),
@@ -766,10 +768,11 @@ static void test_wrong_schema_version(void **state)
     struct tmpdb *t = *state;
     sqlite3 *db = db_open(t->path);
     db_exec(db, "CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT);"
-                "INSERT INTO meta VALUES('schema_version', '3')");
+                "INSERT INTO meta VALUES('schema_version', '99')");
     db_close(db);
     char want[256];
-    snprintf(want, sizeof want, "results database '%s' has schema version 3; this simrun writes version 2", t->path);
+    snprintf(want, sizeof want, "results database '%s' has schema version 99; this simrun writes version %d", t->path,
+             STORE_SCHEMA_VERSION);
     expect_open_fails(t->path, want, 1);
 
     db = db_open(t->path);
@@ -812,9 +815,9 @@ static void test_version_1_file(void **state)
 
     char want[512];
     snprintf(want, sizeof want,
-             "results database '%s' has schema version 1; this simrun writes version 2 and does not convert older "
+             "results database '%s' has schema version 1; this simrun writes version %d and does not convert older "
              "files: write to a new file, or use the simrun that wrote it",
-             t->path);
+             t->path, STORE_SCHEMA_VERSION);
     expect_open_fails(t->path, want, 1);
 
     struct rdb *r;
@@ -832,10 +835,12 @@ static void test_version_1_file(void **state)
 
     /* A newer version is refused by the reader too. */
     sqlite3 *db = db_open(t->path);
-    db_exec(db, "UPDATE meta SET value = '3' WHERE key = 'schema_version'");
+    db_exec(db, "UPDATE meta SET value = '99' WHERE key = 'schema_version'");
     db_close(db);
     assert_int_equal(rdb_open(t->path, &r, err, sizeof err), -1);
-    EXPECT_HAS(err, "has schema version 3; this simrun reads versions 1 to 2", "rdb_open error");
+    char want_r[128];
+    snprintf(want_r, sizeof want_r, "has schema version 99; this simrun reads versions 1 to %d", STORE_SCHEMA_VERSION);
+    EXPECT_HAS(err, want_r, "rdb_open error");
     fx_free(f);
 }
 
