@@ -38,6 +38,18 @@ grep -q "^\* $want " "$tmp/out" || { echo "FAIL the cheapest point is not starre
 [ "$(q "select count(*) from expectations where text = 'expect poll latency.p99 < 3m'")" -eq 9 ] \
     || { echo "FAIL expect outcomes of the runs are not stored"; fail=1; }
 
+# The report draws the study: every metric that changes against the period,
+# with its band, and the table with the same cheapest point.
+"$SIMRUN" report --db "$tmp/a.db" -o "$tmp/rep" > /dev/null 2> "$tmp/err" || { echo "FAIL report"; cat "$tmp/err"; fail=1; }
+grep -q 'Parameter study: poll' "$tmp/rep/index.html" || { echo "FAIL no study in the report"; fail=1; }
+grep -q "&#9733; ${want}</td>" "$tmp/rep/index.html" \
+    || { echo "FAIL the report's cheapest point is not $want"; grep -o '&#9733;[^<]*' "$tmp/rep/index.html"; fail=1; }
+[ -s "$tmp/rep/flaky-study-poll-period.png" ] && [ -s "$tmp/rep/flaky-study-poll-period.svg" ] \
+    || { echo "FAIL no study chart"; ls "$tmp/rep"; fail=1; }
+grep -q '^# wakeups, line' "$tmp/rep/flaky-study-poll-period.dat" || { echo "FAIL wake-ups not drawn"; fail=1; }
+[ "$(grep -c '^[0-9]' <(sed -n '/^# wakeups, line/,/^$/p' "$tmp/rep/flaky-study-poll-period.dat"))" -eq 3 ] \
+    || { echo "FAIL the wake-ups line does not have the 3 points"; fail=1; }
+
 # --sweep replaces the line of its key; two axes give the product.
 "$SIMRUN" run "$tmp/s.scn" -p poll --seeds 1..2 --sweep poll.period=2m,10m --format csv > "$tmp/csv" \
     || { echo "FAIL --sweep over a sweep line"; fail=1; }
