@@ -329,6 +329,11 @@ static int stored_keys(const struct cli_opts *o, struct store *st, char ***keys,
         return 2;
     }
     if (versions[0] && strcmp(versions, SIMRUN_VERSION)) {
+        for (size_t i = 0; i < *nkeys; i++)
+            free((*keys)[i]);
+        free(*keys);
+        *keys = NULL;
+        *nkeys = 0;
         fprintf(stderr,
                 "%s: error: --resume: results database '%s' holds runs of simrun %s; this is simrun %s (resume with "
                 "the simrun that wrote it, or use a new file)\n",

@@ -323,7 +323,7 @@ static void print_study(const struct run_ctx *rx, int k)
                 snprintf(ex, sizeof ex, "met (%" PRIu64 ")", rx->exp_checked[c]);
             else
                 snprintf(ex, sizeof ex, "FAILED %" PRIu64 " of %" PRIu64, rx->exp_failed[c], rx->exp_checked[c]);
-            printf("%c %-30s %12.6g %12.6g  %s\n", c == best ? '*' : ' ', cols[c].point,
+            printf("%c %-30s %12.10g %12.10g  %s\n", c == best ? '*' : ' ', cols[c].point,
                    rx->acc[c * metric_count + mw].mean, rx->acc[c * metric_count + mr].mean, ex);
         }
         if (best >= 0)

@@ -1033,7 +1033,8 @@ int store_run_keys(struct store *st, char ***keys, size_t *nkeys, char *versions
     }
     if (finalize_query(st, q, what, err, n) != 0)
         return -1;
-    qsort(*keys, *nkeys, sizeof **keys, cmp_key);
+    if (*nkeys)
+        qsort(*keys, *nkeys, sizeof **keys, cmp_key);
     return 0;
 }
 
