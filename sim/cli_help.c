@@ -39,7 +39,8 @@ static const struct cli_option help_options[] = {
 /* --- the manual page ------------------------------------------------------------------------------ */
 
 /* Text for roff: backslashes and dashes escaped, a line never starting with
- * a control character, non-ASCII as \[uXXXX]. */
+ * a control character, non-ASCII as a code point (\[u00B1] for a plus-minus
+ * sign). */
 static void roff_text(FILE *f, const char *s)
 {
     int bol = 1;
