@@ -21,6 +21,9 @@ static const struct cli_option report_options[] = {
     CLI_STRING(0, "db", "FILE", struct report_opts, db, "the results database (default results.db)"),
     CLI_STRING('o', "out", "DIR", struct report_opts, out_dir,
                "the output folder (default report; created if missing)"),
+    CLI_CALLBACK(0, "policy", "FILE", cli_opt_plugin,
+                 "load a policy plugin, so that runs of its policy stored\n"
+                 "without their trace get timelines too (repeatable)"),
     CLI_END,
 };
 
@@ -50,7 +53,7 @@ static int cmd_report(int argc, char **argv)
 const struct cli_command cli_cmd_report = {
     .name = "report",
     .args = "",
-    .usage = "[--db FILE] [-o DIR]",
+    .usage = "[--db FILE] [-o DIR] [--policy FILE]...",
     .summary = "charts and an HTML page comparing the policies of a results database",
     .description = "Draws, for every scenario in the results database, the policies side by side:\n"
                    "a table of every metric (mean \xc2\xb1 95% confidence half-width over seeds),\n"

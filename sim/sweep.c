@@ -255,7 +255,10 @@ static _Noreturn void worker_main(int cmd_fd, int res_fd, size_t njobs, const st
                                   sweep_job_fn job_at, void *ctx)
 {
     struct buf b = {0};
-    signal(SIGINT, SIG_IGN); /* the parent decides what a Ctrl-C stops */
+    /* The parent decides what a Ctrl-C, or a SIGTERM sent to the whole
+     * process group (by Slurm, say), stops. */
+    signal(SIGINT, SIG_IGN);
+    signal(SIGTERM, SIG_IGN);
     for (;;) {
         uint64_t job;
         int rc = read_all(cmd_fd, &job, sizeof job);

@@ -52,8 +52,9 @@ struct sweep_opts {
     /* A flag a signal handler sets (NULL: none).  Once it is non-zero no
      * job is started; the jobs under way finish and are delivered (those
      * before them too, so what was delivered is a prefix of the job list),
-     * then sweep_run returns SWEEP_STOPPED.  Workers ignore SIGINT, so a
-     * Ctrl-C on the terminal reaches the parent only, which decides. */
+     * then sweep_run returns SWEEP_STOPPED.  Workers ignore SIGINT and
+     * SIGTERM, so a Ctrl-C on the terminal or a SIGTERM to the process
+     * group reaches the parent only, which decides. */
     volatile sig_atomic_t *stop;
 };
 
