@@ -11,8 +11,10 @@
 #   SIMRUN_HOSTS  a GNU parallel --sshlogin list, e.g. 'node1,node2,8/node3';
 #                 empty (the default): this machine only.  Each host needs
 #                 ssh access, rsync and the same simrun version on its PATH;
-#                 the files among RUN-ARGS (scenarios, trace files they
-#                 name must sit beside them, plugins) are copied to it first.
+#                 the files among RUN-ARGS (scenarios, plugins) are copied
+#                 to it for each shard (give relative paths).
+#   SIMRUN_FILES  more files to copy with them, blank-separated: the trace
+#                 files and plugins that the scenarios name.
 #   SIMRUN        the simrun program (default: simrun)
 #   SIMRUN_JOBS   -j of each shard (default 1: parallel runs the shards side
 #                 by side, one per core of each host)
@@ -36,13 +38,15 @@ if [ -z "$hosts" ]; then
     parallel --will-cite --halt now,fail=1 -q "$simrun" run "$@" -j "$jobs" --shard {}/"$shards" \
         --db "$work/shard{}.db" --format csv ::: $(seq 1 "$shards") > /dev/null
 else
-    # Over ssh: the files among the arguments go to every host first, each
-    # shard runs in a fresh folder there, and its database comes back.
-    base=()
-    for a in "$@"; do
-        if [ -f "$a" ]; then base+=(--basefile "$a"); fi
+    # Over ssh: each shard runs in a fresh folder on its host (--wd ...),
+    # the files among the arguments are copied into it first (with their
+    # relative paths), and its database comes back (--return), and the
+    # copies are removed (--cleanup).
+    files=()
+    for a in "$@" ${SIMRUN_FILES:-}; do
+        if [ -f "$a" ]; then files+=(--transferfile "$a"); fi
     done
-    parallel --will-cite --halt now,fail=1 --sshlogin "$hosts" "${base[@]}" --wd ... \
+    parallel --will-cite --halt now,fail=1 --sshlogin "$hosts" "${files[@]}" --wd ... \
         --return "$work/./shard{}.db" --cleanup \
         -q "$simrun" run "$@" -j "$jobs" --shard {}/"$shards" --db shard{}.db --format csv \
         ::: $(seq 1 "$shards") > /dev/null
