@@ -14,8 +14,8 @@ trap 'rm -rf "$tmp"' EXIT
 fail=0
 top=$PWD
 if ! python3 -c 'import yaml' 2> /dev/null; then
-    echo "SKIP python3 has no yaml module (Debian: python3-yaml; tools/deps.sh installs it)"
-    exit 0
+    echo "FAIL python3 has no yaml module (Debian: python3-yaml; tools/deps.sh and .ci/run install it)"
+    exit 1
 fi
 seeds=1
 "$SIMRUN" check --help | grep -q -- '--seeds' || {
