@@ -18,13 +18,17 @@
 
 void stats_init(struct stats_acc *a)
 {
-    *a = (struct stats_acc){.n = 0, .mean = 0, .m2 = 0, .min = NAN, .max = NAN, .sum = 0, .fractional = 0};
+    *a = (struct stats_acc){.n = 0, .mean = 0, .m2 = 0, .min = NAN, .max = NAN, .sum = 0, .fractional = 0, .ninf = 0};
 }
 
 void stats_add(struct stats_acc *a, double x)
 {
     if (isnan(x))
         return;
+    if (isinf(x)) {
+        a->ninf++;
+        return;
+    }
     a->n++;
     double d = x - a->mean;
     a->mean += d / (double)a->n;

@@ -33,10 +33,14 @@ struct stats_acc {
     double min, max;
     double sum;                    /* plain sum: exact for integer counts below 2^53 */
     int fractional;                /* 1 once a value that is not an integer was added */
+    uint64_t ninf;                 /* infinite values (a censored percentile): counted, not in n */
 };
 
 void stats_init(struct stats_acc *a);
-/* Adds one value; NaN values are ignored (a metric a run does not have). */
+/* Adds one value; NaN values are ignored (a metric a run does not have).
+ * An infinite value (a percentile that lands on work never done) is only
+ * counted in ninf: n, the mean and the interval describe the finite
+ * values, and a caller must treat ninf > 0 as "the mean is infinite". */
 void stats_add(struct stats_acc *a, double x);
 /* The sample standard deviation; NaN when n < 2. */
 double stats_sd(const struct stats_acc *a);
