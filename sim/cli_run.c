@@ -7,6 +7,7 @@
  * policies, --set) before the database opens. */
 #include <errno.h>
 #include <inttypes.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,16 +24,6 @@
 #include "sim/util.h"
 
 /* --- options -------------------------------------------------------------------------------- */
-
-static int opt_jobs(void *opts, const char *v)
-{
-    struct cli_opts *o = opts;
-    uint64_t nj;
-    if (cli_parse_u64(v, &nj) || nj < 1 || nj > SWEEP_MAX_WORKERS)
-        return cli_usage_error("bad -j '%s' (expected 1..256 worker processes)", v);
-    o->jobs = (int)nj;
-    return 0;
-}
 
 static int opt_format(void *opts, const char *v)
 {
@@ -58,7 +49,7 @@ static const struct cli_option run_options[] = {
                  "run every seed from A to B; tables show the mean \xc2\xb1 the\n"
                  "half-width of its 95% confidence interval (Student t);\n"
                  "every seed's rows go to the database"),
-    CLI_CALLBACK('j', "jobs", "N", opt_jobs,
+    CLI_CALLBACK('j', "jobs", "N", cli_opt_jobs,
                  "run N simulations at once in worker processes; the\n"
                  "output and the database are the same as with -j 1"),
     CLI_CALLBACK(0, "set", "POLICY.KEY=VALUE", cli_opt_set,
@@ -89,26 +80,6 @@ const struct cli_command cli_cmd_run = {
 };
 
 /* --- inputs -------------------------------------------------------------------------------- */
-
-/* Checks that every --set names a known policy (or a variant of some
- * scenario) and a valid key=value for it. */
-static int check_sets(const struct cli_opts *o, struct scenario **scn)
-{
-    for (int i = 0; i < o->nsets; i++) {
-        const struct cli_set *cs = &o->sets[i];
-        const char *base = cs->policy;
-        for (int k = 0; k < o->npaths; k++)
-            for (uint16_t v = 0; v < scn[k]->nvariants; v++)
-                if (!strcmp(scn[k]->variants[v].name, cs->policy))
-                    base = scn[k]->variants[v].base;
-        char msg[512];
-        if (policy_check_param(base, cs->key, cs->value, msg, sizeof msg) != 0) {
-            fprintf(stderr, "%s: error: --set %s.%s=%s: %s\n", cli_prog, cs->policy, cs->key, cs->value, msg);
-            return 2;
-        }
-    }
-    return 0;
-}
 
 static FILE *open_trace(const char *path)
 {
@@ -152,6 +123,10 @@ struct run_ctx {
     uint64_t *never;               /* durations that were "never", kept out of acc */
     char status[CLI_MAX_LABELS][32];
     uint64_t fps[CLI_MAX_LABELS];
+    /* with --db: each expect line's value per target and seed, for the
+     * outcomes stored with each run ([ntarg][nexpects][nseeds]) */
+    double *evals;
+    struct expect_outcome *eo;     /* [nexpects] */
     /* progress on a terminal */
     int progress;
     int64_t t0_us, shown_us;
@@ -289,6 +264,12 @@ static int run_sink(void *ctx, size_t j, struct sweep_out *out)
         }
         for (int i = 0; i < CLI_MAX_LABELS; i++)
             snprintf(rx->status[i], sizeof rx->status[i], "ok");
+        if (rx->st) {
+            free(rx->evals);
+            free(rx->eo);
+            rx->evals = xcalloc((size_t)rx->ntarg[k] * (s->nexpects + 1) * rx->nseeds[k], sizeof *rx->evals);
+            rx->eo = xcalloc(s->nexpects + 1, sizeof *rx->eo);
+        }
     }
     if (rx->progress) {
         struct sweep_job job;
@@ -298,14 +279,26 @@ static int run_sink(void *ctx, size_t j, struct sweep_out *out)
     if (res->status != SIM_OK) {
         if (rx->progress)
             fprintf(stderr, "\r\033[K");
-        fprintf(stderr, "%s: %s under %s (seed %" PRIu64 "): %s\n", cli_prog, s->path, t->label, seed, res->status_msg);
+        int ll = res->status == SIM_LIVELOCK ? cli_expect_livelock_line(s, t->label) : 0;
+        char why[160] = "";
+        if (ll)
+            snprintf(why, sizeof why, " (expected: %s:%d says this variant livelocks)", s->path, ll);
+        fprintf(stderr, "%s: %s under %s (seed %" PRIu64 "): %s%s\n", cli_prog, s->path, t->label, seed,
+                res->status_msg, why);
         snprintf(rx->status[ti], sizeof rx->status[ti], "%s", sim_status_name(res->status));
     }
     rx->fps[ti] = res->fingerprint;
     if (rx->st) {
+        size_t ns = rx->nseeds[k], si = r % ns;
+        double *tv = &rx->evals[(size_t)ti * s->nexpects * ns];
+        for (uint32_t e = 0; e < s->nexpects; e++)
+            tv[(size_t)e * ns + si] = cli_expect_names(&s->expects[e], t->label)
+                                          ? cli_expect_measure(s, &s->expects[e], res)
+                                          : NAN;
+        uint32_t neo = cli_expect_outcomes(s, t->label, tv, si, ns, rx->eo);
         struct store_run sr = {.scn = s, .policy = t->label, .base_policy = t->ops->name, .params = t->params_text,
                                .seed = seed, .version = SIMRUN_VERSION, .res = res, .wall_us = out->wall_us,
-                               .with_trace = o->store_trace};
+                               .with_trace = o->store_trace, .expects = rx->eo, .nexpects = neo};
         int64_t id;
         char err[512];
         if (store_write_run(rx->st, &sr, &id, err, sizeof err) != 0) {
@@ -412,6 +405,8 @@ static int run_sweep(const struct cli_opts *o, struct scenario **scn, struct cli
         printf("\n]\n");
     free(rx->acc);
     free(rx->never);
+    free(rx->evals);
+    free(rx->eo);
     return rc;
 }
 
@@ -426,7 +421,7 @@ static int cmd_run(int argc, char **argv)
     struct scenario *scn[CLI_MAX_SCENARIOS];
     if ((rc = cli_load_all(&o, scn)))
         return rc;
-    if ((rc = check_sets(&o, scn))) {
+    if ((rc = cli_check_sets(&o, scn))) {
         cli_free_all(scn, o.npaths);
         return rc;
     }
