@@ -123,7 +123,8 @@ struct cli_opts {
     const char *db;
     int store_trace;
     const char *trace;
-    const char *format;            /* table, csv or json */
+    const char *format;            /* table, markdown, csv or json */
+    const char *metrics;           /* --metrics LIST, NULL: every metric */
     const char *junit;
     uint64_t max_events;
     int quiet;
