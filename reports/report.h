@@ -26,10 +26,13 @@ struct report_opts {
     const char *out_dir;           /* created when missing; files in it are overwritten */
     const char *gnuplot;           /* program: a name looked up on PATH, or a path */
     const char *version;           /* simrun version, for the page */
+    const char *scenarios;         /* comma-separated scenario names to draw; NULL: all */
+    const char *policies;          /* comma-separated policy labels to draw; NULL: all */
 };
 
-/* Writes the report; *ncharts gets the number of charts drawn.  0, or 2
- * with err (bad input: no database, no runs,
+/* Writes the report (of the scenarios and policies named, when the lists
+ * are given); *ncharts gets the number of charts drawn.  0, or 2 with err
+ * (bad input: no database, no runs, a name in a list that matches none,
  * gnuplot missing or without the pngcairo/svg terminals), or 3 with err
  * (gnuplot failed, a chart came out empty, a file cannot be written). */
 int report_write(const struct report_opts *o, size_t *ncharts, char *err, size_t n);

@@ -9,6 +9,8 @@
  *     charts.c    the latency/lateness CDFs and the problem bars
  *     timeline.c  timelines and backlog: the trace of one run per policy
  *                 (stored, or simulated again), as lanes per handler
+ *     verdict.c   which policy beats which (paired by seed), the marks of
+ *                 the metric tables and each section's verdict
  *     gnuplot.c   running gnuplot: a chart's script, drawing in the
  *                 background, checking the images
  *
@@ -126,6 +128,25 @@ int rpt_chart_bars(struct rpt *R, const struct section *S, FILE *html);
  * of the section, for seed S->tl_seed; a note on the page for a policy
  * without one. */
 int rpt_section_timelines(struct rpt *R, const struct section *S, FILE *h);
+
+/* --- verdict.c: significance and the verdict ------------------------------------------------ */
+
+/* 1 when group a beats group b on metric m (metric_table index): better at
+ * 95 % over the seeds both ran, paired by seed (stats_paired_test), and
+ * for latency (lateness) having lost (missed) no more work over those
+ * seeds; 0 otherwise, and for a metric without a direction.  *unfair (may
+ * be NULL) is set when a was significantly better but did less work. */
+int rpt_beats(const struct rdb_group *a, const struct rdb_group *b, int m, int *unfair);
+/* rel[a * ng + b] = rpt_beats of the section's groups a and b on m (and
+ * unfair likewise, when not NULL). */
+void rpt_relation(const struct rpt *R, const struct section *S, int m, signed char *rel, unsigned char *unfair);
+/* mark[gi]: 1 when the group beats every other on m, -1 when every other
+ * beats it, else 0. */
+void rpt_marks(const struct rpt *R, const struct section *S, int m, int *mark);
+/* The section's verdict, first on its page: the work each policy lost,
+ * repeated or missed, and who leads on latency, lateness, busy loops,
+ * wake-ups and recovery, significantly. */
+void rpt_html_verdict(const struct rpt *R, const struct section *S, FILE *h);
 
 /* --- html.c: the page ----------------------------------------------------------------------- */
 
