@@ -278,7 +278,7 @@ static int cdf_chart(struct rpt *R, const struct section *S, const char *kind, c
         return -1;
     char cap[2048];
     cdf_caption(R, S, lat, has, cs, cap, sizeof cap);
-    rpt_html_figure(html, stem, title, cap);
+    rpt_html_figure(html, stem, title, cap, 1);
     return 0;
 }
 
@@ -354,12 +354,13 @@ int rpt_chart_bars(struct rpt *R, const struct section *S, FILE *html)
             if (mi)
                 for (size_t k = 0; k < g->nruns; k++)
                     stats_add(&a, g->runs[k].m[mi - metric_table] * bar_metrics[b].scale);
-            double mean = a.n ? a.mean : 0, lo, hi;
-            /* The interval the tables print: exact for counts, never below 0. */
-            if (stats_interval95(&a, mi && mi->is_duration ? STATS_NONNEG : STATS_COUNT, &lo, &hi) == 0)
+            double mean = a.n ? a.mean : 0, lo = mean, hi = mean;
+            /* The interval the tables print: exact for counts, never below
+             * 0; none, as in the tables, when every seed had the same value. */
+            if (a.n > 1)
                 multi = 1;
-            else
-                lo = hi = mean;
+            if (a.n > 1 && a.min != a.max)
+                stats_interval95(&a, mi && mi->is_duration ? STATS_NONNEG : STATS_COUNT, &lo, &hi);
             if (hi > ymax[b])
                 ymax[b] = hi;
             if (mean > ymax[b])
@@ -417,11 +418,13 @@ int rpt_chart_bars(struct rpt *R, const struct section *S, FILE *html)
         return -1;
     rpt_html_figure(html, stem, title,
                 multi ? "Bars: the mean over seeds; whiskers: the 95% confidence interval of that mean (for counts "
-                        "the exact Poisson interval, never below zero; for overlaps, in seconds, Student t). "
+                        "the exact Poisson interval, never below zero; for overlaps, in seconds, Student t; none "
+                        "where every seed had the same value, as in the tables). "
                         "Lower is better in every panel; the verdict above says which differences are significant, "
                         "comparing the policies seed by seed."
                       : "Bars: the value of the single seed in the database (run a sweep, --seeds A..B, for "
-                        "confidence intervals). Lower is better in every panel.");
+                        "confidence intervals). Lower is better in every panel.",
+                    1);
     return 0;
 }
 

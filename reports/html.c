@@ -25,15 +25,18 @@ static const char *const glance_metrics[] = {"lost",       "duplicates",  "doubl
 #define NGLANCE (sizeof glance_metrics / sizeof glance_metrics[0])
 
 /* A figure on the page: the PNG, with links to the SVG, data and script. */
-void rpt_html_figure(FILE *h, const char *stem, const char *alt, const char *caption)
+void rpt_html_figure(FILE *h, const char *stem, const char *alt, const char *caption, int svg)
 {
-    fprintf(h, "<figure><a href=\"%s.svg\"><img src=\"%s.png\" alt=\"", stem, stem);
+    fprintf(h, "<figure><a href=\"%s.%s\"><img src=\"%s.png\" alt=\"", stem, svg ? "svg" : "png", stem);
     fmt_markup(h, alt);
     fprintf(h, "\"></a><figcaption>");
     fputs(caption, h); /* trusted HTML built by the caller */
-    fprintf(h, " <span class=\"files\">[<a href=\"%s.svg\">SVG</a> \xc2\xb7 <a href=\"%s.dat\">data</a> \xc2\xb7 "
-               "<a href=\"%s.gp\">gnuplot script</a>]</span></figcaption></figure>\n",
-            stem, stem, stem);
+    fprintf(h, " <span class=\"files\">[");
+    if (svg)
+        fprintf(h, "<a href=\"%s.svg\">SVG</a> \xc2\xb7 ", stem);
+    fprintf(h, "<a href=\"%s.dat\">data</a> \xc2\xb7 <a href=\"%s.gp\">gnuplot script</a>%s]</span></figcaption>"
+               "</figure>\n",
+            stem, stem, svg ? "" : " (<code>gnuplot -e svg=1</code> for an SVG)");
 }
 
 /* --- tables ------------------------------------------------------------------------------------ */

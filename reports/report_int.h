@@ -32,7 +32,7 @@
 struct scenario;
 
 #define RPT_MAX_ROWS 16
-#define RPT_BACKLOG_BINS 1500
+#define RPT_BACKLOG_BINS 800
 #define RPT_MAX_PATH 4096
 #define RPT_MAX_GNUPLOTS 8             /* gnuplot processes at once, at most */
 
@@ -58,6 +58,7 @@ struct section {
 struct pending {
     pid_t pid;
     char stem[300];
+    int png_only;                  /* no SVG to check */
 };
 
 struct rpt {
@@ -94,6 +95,10 @@ struct chart {
     char *body;
     size_t nbody;
     FILE *f;                       /* the body; write drawing commands here */
+    /* 1: draw only the PNG (the script draws the SVG too when run with
+     * `gnuplot -e svg=1`): for timelines, pictures of thousands of small
+     * bars whose SVG is large and slow to render.  rpt_chart_begin sets 0. */
+    int png_only;
 };
 
 /* Finds the gnuplot program (R->o->gnuplot, on PATH unless it has a '/'). */
@@ -150,9 +155,9 @@ void rpt_html_verdict(const struct rpt *R, const struct section *S, FILE *h);
 
 /* --- html.c: the page ----------------------------------------------------------------------- */
 
-/* A figure: the PNG, with links to the SVG, data and script; caption is
- * trusted HTML. */
-void rpt_html_figure(FILE *h, const char *stem, const char *alt, const char *caption);
+/* A figure: the PNG, with links to the SVG (when svg), data and script;
+ * caption is trusted HTML. */
+void rpt_html_figure(FILE *h, const char *stem, const char *alt, const char *caption, int svg);
 /* The head of the page, the guide, the glossaries and the at-a-glance table. */
 void rpt_html_intro(struct rpt *R, FILE *h, struct section *secs, size_t nsec);
 /* One scenario's section: its description, metric table and charts. */

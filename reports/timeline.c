@@ -367,15 +367,16 @@ struct tl_view {
     int nrows, hidden, crowded;    /* crowded: a row had more runs at once than TL_MAX_LANES */
     int64_t from_us, to_us;
     int zoom;                      /* the close-up of a crash */
-    double div, x0, x1, minw;      /* x = time / div; minw: the narrowest bar drawn, and the merge gap */
+    double div, x0, x1, minw;      /* x = time / div; minw: the narrowest bar drawn (about a pixel) */
+    double gap;                    /* runs (ticks) closer than this merge: about three pixels */
     const char *unit;
     size_t count[TL_NKIND + 1];    /* bars of each kind drawn, then publish ticks */
     size_t runs_in;                /* runs in the window */
 };
 
 /* A bar being drawn: runs of one kind in one sub-lane merged while they
- * are closer than minw (a pixel or so), so that a timeline of a million runs
- * stays a few thousand bars. */
+ * are closer than v->gap (a few pixels), so that a timeline of a million
+ * runs stays a few thousand bars. */
 struct tl_bar {
     double a, b;                   /* x of its start and end */
     int open;
@@ -450,7 +451,7 @@ static void tl_block(FILE *d, const struct timeline *t, struct tl_view *v, const
 {
     struct tl_bar *bars = xcalloc((size_t)RPT_MAX_ROWS * TL_MAX_LANES, sizeof *bars);
     fprintf(d, "%s# %s: start_%s end_%s y y_low y_high (runs closer than %.3g merged)\n", k ? "\n\n" : "",
-            tl_kind_title[k], v->unit, v->unit, v->minw);
+            tl_kind_title[k], v->unit, v->unit, v->gap);
     for (size_t i = 0; i < t->nruns; i++) {
         const struct tl_run *r = &t->runs[i];
         if (lane[i] < 0 || r->end_us < v->from_us || r->start_us > v->to_us)
@@ -462,7 +463,7 @@ static void tl_block(FILE *d, const struct timeline *t, struct tl_view *v, const
             continue;
         struct tl_bar *bar = &bars[row * TL_MAX_LANES + lane[i]];
         double a = (double)r->start_us / v->div, b = (double)r->end_us / v->div;
-        if (bar->open && a - bar->b < v->minw) {
+        if (bar->open && a - bar->b < v->gap) {
             if (b > bar->b)
                 bar->b = b;
             continue;
@@ -479,7 +480,7 @@ static void tl_block(FILE *d, const struct timeline *t, struct tl_view *v, const
 }
 
 /* The data file of a timeline: a block of bars per kind of run, then the
- * publishes (time, row), a tick per item unless closer than minw to the
+ * publishes (time, row), a tick per item unless closer than v->gap to the
  * previous tick of its row; an empty block holds NaNs, so the indices stay
  * fixed. */
 static int tl_data(struct rpt *R, const struct timeline *t, struct tl_view *v)
@@ -491,7 +492,7 @@ static int tl_data(struct rpt *R, const struct timeline *t, struct tl_view *v)
     for (int k = 0; k < TL_NKIND; k++)
         tl_block(d, t, v, lane, k);
     free(lane);
-    fprintf(d, "\n\n# publishes: time_%s row (ticks closer than %.3g drawn once)\n", v->unit, v->minw);
+    fprintf(d, "\n\n# publishes: time_%s row (ticks closer than %.3g drawn once)\n", v->unit, v->gap);
     double last[RPT_MAX_ROWS];
     for (int r = 0; r < RPT_MAX_ROWS; r++)
         last[r] = -INFINITY;
@@ -500,7 +501,7 @@ static int tl_data(struct rpt *R, const struct timeline *t, struct tl_view *v)
         if (row < 0 || t->pub_t[i] < v->from_us || t->pub_t[i] > v->to_us)
             continue;
         double x = (double)t->pub_t[i] / v->div;
-        if (x - last[row] < v->minw)
+        if (x - last[row] < v->gap)
             continue;
         last[row] = x;
         fprintf(d, "%.9g %d\n", x, row);
@@ -648,6 +649,7 @@ static int chart_timeline(struct rpt *R, const struct section *S, size_t gi, con
     v.x0 = (double)from_us / v.div;
     v.x1 = (double)to_us / v.div;
     v.minw = (v.x1 - v.x0) * 0.0012;
+    v.gap = (v.x1 - v.x0) * 0.003;
     if (tl_data(R, t, &v) != 0)
         return -1;
 
@@ -663,6 +665,7 @@ static int chart_timeline(struct rpt *R, const struct section *S, size_t gi, con
                  S->tl_seed);
     fprintf(f, "set title ");
     rpt_gp_text(f, title);
+    c.png_only = 1;
     tl_axes(f, S, t, &v);
     tl_plot(f, &v, tl_shade(f, t, &v));
     char what[300];
@@ -672,7 +675,7 @@ static int chart_timeline(struct rpt *R, const struct section *S, size_t gi, con
         return -1;
     char cap[1400];
     tl_caption(S, &v, warn, cap, sizeof cap);
-    rpt_html_figure(html, v.stem, title, cap);
+    rpt_html_figure(html, v.stem, title, cap, 0);
     return 0;
 }
 
@@ -763,7 +766,9 @@ static int backlog_data(struct rpt *R, const struct section *S, const struct tim
         fprintf(d, "%s# %s, seed %" PRIu64 ": time_%s items_waiting (the most in each interval)\n", block ? "\n\n" : "",
                 g->policy, S->tl_seed, unit);
         for (int k = 0; k < RPT_BACKLOG_BINS; k++) {
-            fprintf(d, "%.9g %.0f\n", (double)end * k / RPT_BACKLOG_BINS / div, bins[k]);
+            /* Drawn as steps: a point only where the level changes. */
+            if (k == 0 || bins[k] != bins[k - 1])
+                fprintf(d, "%.9g %.0f\n", (double)end * k / RPT_BACKLOG_BINS / div, bins[k]);
             if (bins[k] > *ymax)
                 *ymax = bins[k];
         }
@@ -841,8 +846,9 @@ static int chart_backlog(struct rpt *R, const struct section *S, const struct ti
         return -1;
     rpt_html_figure(html, stem, title,
                     "Items published and not yet processed (taken by a run that committed), the most in each of "
-                    "1500 intervals. Lost items never leave the backlog, so a curve that ends above zero lost "
-                    "work; an item processed twice is subtracted twice.");
+                    "800 intervals. Lost items never leave the backlog, so a curve that ends above zero lost "
+                    "work; an item processed twice is subtracted twice.",
+                    1);
     return 0;
 }
 

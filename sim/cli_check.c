@@ -512,6 +512,9 @@ static int cmd_check(int argc, char **argv)
         seeds_text(o.seed_lo, o.seed_hi - o.seed_lo + 1, seeds, sizeof seeds);
     printf("check: %d passed, %d failed (%zu lines, %zu failing; %s)\n", cx->npass, cx->nfail, cx->nlines,
            cx->nlines_failed, seeds);
+    if (!rc && cx->nlines == 0)
+        fprintf(stderr, "%s: warning: nothing was checked: no expect line names %s\n", cli_prog,
+                o.policies ? "the policies of -p" : "a policy");
     if (!rc)
         rc = cx->nfail ? 1 : 0;
 out:

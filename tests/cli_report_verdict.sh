@@ -65,7 +65,7 @@ grep -q '<th title="[^"]*">busy_loops</th><td class="best">0</td><td class="wors
 grep -q 'paired by seed' "$tmp/four/index.html" || fail "the legend does not say the seeds are paired"
 awk '/^"/ { if ($3 < 0 || $4 < $3) bad = 1 } END { exit bad }' "$tmp/four/flaky-bars.dat" \
     || fail "a whisker below zero or inverted: $(cat "$tmp/four/flaky-bars.dat")"
-grep -q '^"oracle" 0 0 0\.9[0-9]* ' "$tmp/four/flaky-bars.dat" || fail "lost 0 in 4 seeds: whisker to 3.69/4 = 0.92"
+grep -q '^"oracle" 0 0 0 ' "$tmp/four/flaky-bars.dat" || fail "lost 0 in every seed: no whisker, as in the tables"
 # Overlapping runs of one handler (vistimeout-60s runs jobs twice at once)
 # are drawn in sub-lanes: bars off the row's centre.
 awk '/^[0-9]/ && $3 != int($3) { found = 1 } END { exit !found }' "$tmp/four/vistimeout-overrun-timeline-vistimeout-60s.dat" \
