@@ -577,7 +577,7 @@ static void tl_plot(FILE *f, const struct tl_view *v, int shaded)
     }
     if (v->count[TL_NKIND]) {
         fprintf(f, "%s'%s' index %d using 1:($2+0.33):(0):(0.14) with vectors nohead lw 1 lc rgb '#444444' "
-                   "title 'publish (one tick per item)'",
+                   "title 'publish (a tick per item, at most one per 3 px)'",
                 first ? "" : ", \\\n     ", v->dname, TL_NKIND);
         first = 0;
     }
