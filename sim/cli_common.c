@@ -13,6 +13,7 @@
 #include "sim/cli.h"
 #include "sim/refs.h"
 #include "sim/store.h"
+#include "sim/sweep.h"
 
 /* --- option values ------------------------------------------------------------------------ */
 
@@ -63,6 +64,16 @@ int cli_opt_seeds(void *opts, const char *v)
     if (o->seed_hi - o->seed_lo >= CLI_MAX_SEEDS)
         return cli_usage_error("seed range '%s' too long (at most 100000 seeds)", v);
     o->have_seed = 1;
+    return 0;
+}
+
+int cli_opt_jobs(void *opts, const char *v)
+{
+    struct cli_opts *o = opts;
+    uint64_t nj;
+    if (cli_parse_u64(v, &nj) || nj < 1 || nj > SWEEP_MAX_WORKERS)
+        return cli_usage_error("bad -j '%s' (expected 1..256 worker processes)", v);
+    o->jobs = (int)nj;
     return 0;
 }
 
@@ -195,4 +206,22 @@ int cli_all_labels(const struct scenario *s, const char **out, int max)
     for (uint16_t i = 0; i < s->nvariants && n < max; i++)
         out[n++] = s->variants[i].name;
     return n;
+}
+
+int cli_check_sets(const struct cli_opts *o, struct scenario **scn)
+{
+    for (int i = 0; i < o->nsets; i++) {
+        const struct cli_set *cs = &o->sets[i];
+        const char *base = cs->policy;
+        for (int k = 0; k < o->npaths; k++)
+            for (uint16_t v = 0; v < scn[k]->nvariants; v++)
+                if (!strcmp(scn[k]->variants[v].name, cs->policy))
+                    base = scn[k]->variants[v].base;
+        char msg[512];
+        if (policy_check_param(base, cs->key, cs->value, msg, sizeof msg) != 0) {
+            fprintf(stderr, "%s: error: --set %s.%s=%s: %s\n", cli_prog, cs->policy, cs->key, cs->value, msg);
+            return 2;
+        }
+    }
+    return 0;
 }
