@@ -43,7 +43,7 @@
 #include "sim/policy_api.h"
 #include "sim/util.h"
 
-enum { T_POLL = 1, T_VISIBLE, T_HEARTBEAT, T_SEND };
+enum { T_VISIBLE = 1, T_HEARTBEAT, T_SEND, T_POLL }; /* T_POLL + k: consumer k's receive loop */
 enum { C_IDLE, C_WAITING, C_BUSY, C_DOWN };
 
 #define NONE UINT64_MAX
@@ -71,7 +71,8 @@ struct consumer {
     uint32_t receipt[MAX_BATCH];   /* the receive each message of the batch came from */
     uint32_t n, next;              /* batch size, the message being processed + 1 */
     uint64_t run;
-    sim_timer poll, hb;
+    int tick;                      /* WAITING: its receive loop, a ticker; -1 none */
+    sim_timer hb;
 };
 
 struct policy {
@@ -200,22 +201,44 @@ static uint32_t receive(struct policy *p, uint32_t k, int64_t now_us)
     return c->n;
 }
 
-/* Consumer k asks for messages; with none it waits (long polling) or tries
- * again after a round trip (short polling). */
+/* An idle consumer's loop of empty receives: one every wait_time (long
+ * polling: each returns empty after the wait) or every receive_rtt (short
+ * polling).  It is a ticker: every empty receive counts as a wake-up,
+ * and costs an event only when it finds something (short polling: armed
+ * for the next visible message; long polling returns at once when one
+ * becomes visible, which dispatch() does). */
+static void consumer_wait(struct policy *p, uint32_t k)
+{
+    struct consumer *c = &p->c[k];
+    c->state = C_WAITING;
+    c->tick = sim_ticker_new(p->sim, p->wait_us > 0 ? p->wait_us : p->rtt_us, T_POLL + k);
+}
+
+static void consumer_unwait(struct policy *p, uint32_t k)
+{
+    struct consumer *c = &p->c[k];
+    if (c->tick >= 0)
+        sim_ticker_stop(p->sim, c->tick);
+    c->tick = -1;
+    c->state = C_IDLE;
+}
+
+/* Consumer k asks for messages; with none it waits. */
 static void consumer_poll(struct policy *p, uint32_t k, int64_t now_us)
 {
     struct consumer *c = &p->c[k];
     if (c->state == C_DOWN || c->state == C_BUSY || p->stopping)
         return;
-    sim_timer_cancel(p->sim, c->poll);
-    c->poll = 0;
-    if (!p->server_down && receive(p, k, now_us) > 0) {
-        c->state = C_BUSY;
-        consumer_next(p, k, now_us);
-        return;
+    if (!p->server_down && jobs_next_due(&p->d->msgs, now_us) != NONE) {
+        consumer_unwait(p, k);
+        if (receive(p, k, now_us) > 0) {
+            c->state = C_BUSY;
+            consumer_next(p, k, now_us);
+            return;
+        }
     }
-    c->state = p->wait_us > 0 && !p->server_down ? C_WAITING : C_IDLE;
-    c->poll = sim_timer_at(p->sim, now_us + (c->state == C_WAITING ? p->wait_us : p->rtt_us), T_POLL, k);
+    if (c->state != C_WAITING)
+        consumer_wait(p, k);
 }
 
 /* Consumer k processes the next message of its batch, or receives again. */
@@ -224,6 +247,7 @@ static void consumer_next(struct policy *p, uint32_t k, int64_t now_us)
     struct consumer *c = &p->c[k];
     if (c->next >= c->n || p->stopping) {
         c->state = C_IDLE;
+        c->tick = -1;
         consumer_poll(p, k, now_us);
         return;
     }
@@ -245,23 +269,32 @@ static void consumer_next(struct policy *p, uint32_t k, int64_t now_us)
         c->hb = sim_timer_at(p->sim, now_us + p->hb_us, T_HEARTBEAT, k);
 }
 
-/* Messages became visible: the waiting consumers (long polls) get them,
- * longest waiting first; an alarm at the next message to become visible
- * while someone waits. */
+/* Messages became visible.  Long polling: the waiting consumers get them
+ * at once, lowest index first, and an alarm stands at the next message to
+ * become visible while someone waits.  Short polling: each waiting
+ * consumer's loop is armed for the next visible message (its next empty
+ * receive after it finds it). */
 static void dispatch(struct policy *p, int64_t now_us)
 {
     if (p->server_down || p->stopping)
         return;
-    for (uint32_t k = 0; k < p->ncons; k++)
-        if (p->c[k].state == C_WAITING && jobs_next_due(&p->d->msgs, now_us) != NONE)
-            consumer_poll(p, k, now_us);
-    int waiting = 0;
-    for (uint32_t k = 0; k < p->ncons && !waiting; k++)
-        waiting = p->c[k].state == C_WAITING;
     int64_t at = SIM_NEVER;
-    if (!waiting || jobs_peek(&p->d->msgs, &at) == NONE || at <= now_us)
+    if (jobs_peek(&p->d->msgs, &at) == NONE)
         at = SIM_NEVER;
-    sim_alarm(p->sim, p->vis_alarm, at);
+    int waiting = 0;
+    for (uint32_t k = 0; k < p->ncons; k++) {
+        if (p->c[k].state != C_WAITING)
+            continue;
+        if (p->wait_us == 0) {
+            sim_ticker_arm(p->sim, p->c[k].tick, at);
+        } else if (at <= now_us) {
+            consumer_poll(p, k, now_us);
+            if (jobs_peek(&p->d->msgs, &at) == NONE) /* it took what was visible */
+                at = SIM_NEVER;
+        }
+        waiting |= p->c[k].state == C_WAITING;
+    }
+    sim_alarm(p->sim, p->vis_alarm, p->wait_us > 0 && waiting && at > now_us ? at : SIM_NEVER);
 }
 
 /* ChangeMessageVisibility by consumer k for the message it processes: only
@@ -332,7 +365,7 @@ static void sq_start(struct policy *p, int restart, int64_t now_us)
         if (!is_consumer(p, h))
             send_fires(p, h, now_us);
     for (uint32_t k = 0; k < p->ncons; k++) {
-        p->c[k] = (struct consumer){.state = C_IDLE};
+        p->c[k] = (struct consumer){.state = C_IDLE, .tick = -1};
         consumer_poll(p, k, now_us);
     }
     dispatch(p, now_us);
@@ -346,12 +379,13 @@ static void sq_on_publish(struct policy *p, uint32_t h, uint64_t item, int64_t n
 
 static void sq_on_timer(struct policy *p, uint32_t tag, uint64_t arg, int64_t now_us)
 {
+    if (tag >= T_POLL) { /* short polling: the empty receive that finds a message */
+        SIM_ASSERT(tag - T_POLL < p->ncons);
+        consumer_poll(p, tag - T_POLL, now_us);
+        dispatch(p, now_us);
+        return;
+    }
     switch (tag) {
-    case T_POLL:
-        p->c[arg].poll = 0;
-        if (p->c[arg].state == C_WAITING || p->c[arg].state == C_IDLE)
-            consumer_poll(p, (uint32_t)arg, now_us);
-        break;
     case T_HEARTBEAT:
         heartbeat(p, (uint32_t)arg, now_us);
         break;
@@ -389,7 +423,7 @@ static void sq_on_run_end(struct policy *p, const struct run_result *r, int64_t 
 static void sq_on_part(struct policy *p, int target, uint32_t index, int up, int64_t now_us)
 {
     if (target == CRASH_SERVER) {
-        p->server_down = !up;
+        p->server_down = !up; /* receives fail meanwhile: the loops go on, finding nothing */
         if (up)
             for (uint32_t k = 0; k < p->ncons; k++)
                 if (p->c[k].state == C_IDLE || p->c[k].state == C_WAITING)
@@ -405,9 +439,9 @@ static void sq_on_part(struct policy *p, int target, uint32_t index, int up, int
         struct consumer *c = &p->c[k];
         if (!up && c->state != C_DOWN) {
             /* its run died with it; its batch reappears when the timeouts end */
-            sim_timer_cancel(p->sim, c->poll);
+            consumer_unwait(p, k);
             sim_timer_cancel(p->sim, c->hb);
-            *c = (struct consumer){.state = C_DOWN};
+            *c = (struct consumer){.state = C_DOWN, .tick = -1};
         } else if (up && c->state == C_DOWN) {
             c->state = C_IDLE;
             consumer_poll(p, k, now_us);
