@@ -44,7 +44,7 @@
 #include "sim/policy_api.h"
 #include "sim/util.h"
 
-enum { T_FIRE = 1, T_MISFIRE, T_CHECKIN }; /* T_CHECKIN + k: node k's check-in loop */
+enum { T_FIRE = 1, T_MISFIRE, T_MISFIRE_MORE, T_CHECKIN }; /* T_CHECKIN + k: node k's check-in loop */
 enum { TK_CRON, TK_EVERY, TK_ONCE, TK_CONSUMER, TK_RECOVERY };
 enum { MI_SMART, MI_FIRE_NOW, MI_FIRE_ONCE_NOW, MI_DO_NOTHING, MI_IGNORE };
 
@@ -94,7 +94,8 @@ struct policy {
     int *node_tick;                /* [nodes] check-in tickers, -1 none */
     uint8_t *more;                 /* [nh] consumers: an event came while their job ran */
     int fire_alarm;
-    sim_timer misfire;
+    int misfire_tick;              /* the misfire handler's loop, every misfire_threshold */
+    sim_timer misfire_more;        /* another pass 50 ms later, while more than max wait */
     int server_down, stopping;
 };
 
@@ -270,12 +271,30 @@ static void hold(struct policy *p, uint64_t id, int64_t next)
     trig_sleep(p, id, next, 1);
 }
 
+/* The misfire handler's loop wakes every misfire_threshold (each pass a
+ * wake-up); it is delivered only when a pass can find work: triggers held
+ * for it, or, with every thread busy, the first trigger that will be late
+ * by the threshold if it is still waiting then. */
+static void arm_misfire(struct policy *p, int64_t now_us)
+{
+    int64_t at = SIM_NEVER;
+    if (p->d->nheld) {
+        at = now_us + 1;
+    } else if (free_node(p) < 0) {
+        uint64_t id = jobs_peek(&p->d->trig, &at);
+        at = id == NONE || tx(p, id)->ignore ? SIM_NEVER : at + p->thr_us + 1;
+    }
+    sim_ticker_arm(p->sim, p->misfire_tick, p->server_down || p->stopping ? SIM_NEVER : at);
+}
+
 /* The scheduler threads: fire what is due while threads are free; misfired
  * triggers go to the handler; then an alarm at the next fire time. */
 static void fire_ready(struct policy *p, int64_t now_us)
 {
-    if (p->server_down || p->stopping)
+    if (p->server_down || p->stopping) {
+        arm_misfire(p, now_us);
         return;
+    }
     int k;
     uint64_t id;
     while ((k = free_node(p)) >= 0 && (id = jobs_next_due(&p->d->trig, now_us)) != NONE) {
@@ -291,6 +310,7 @@ static void fire_ready(struct policy *p, int64_t now_us)
     if (free_node(p) < 0 || jobs_peek(&p->d->trig, &at) == NONE)
         at = SIM_NEVER;
     sim_alarm(p->sim, p->fire_alarm, at);
+    arm_misfire(p, now_us);
 }
 
 /* One misfire-handler pass: triggers past the threshold (held, or late at
@@ -317,11 +337,12 @@ static size_t misfire_pass(struct policy *p, int64_t now_us, uint32_t max)
 
 static void misfire_tick(struct policy *p, int64_t now_us)
 {
-    p->misfire = 0;
     if (p->server_down || p->stopping)
         return;
-    size_t left = misfire_pass(p, now_us, p->max_misfires);
-    p->misfire = sim_timer_at(p->sim, now_us + (left ? MISFIRE_BATCH_GAP_US : p->thr_us), T_MISFIRE, 0);
+    sim_timer_cancel(p->sim, p->misfire_more);
+    p->misfire_more = 0;
+    if (misfire_pass(p, now_us, p->max_misfires))
+        p->misfire_more = sim_timer_at(p->sim, now_us + MISFIRE_BATCH_GAP_US, T_MISFIRE_MORE, 0);
     fire_ready(p, now_us);
 }
 
@@ -496,7 +517,7 @@ static void qz_start(struct policy *p, int restart, int64_t now_us)
     }
     for (uint32_t k = 0; k < p->nodes; k++)
         p->d->dead[k] = 0;
-    p->misfire = sim_timer_at(p->sim, now_us + p->thr_us, T_MISFIRE, 0);
+    p->misfire_tick = sim_ticker_new(p->sim, p->thr_us, T_MISFIRE);
     fire_ready(p, now_us);
 }
 
@@ -510,7 +531,9 @@ static void qz_on_timer(struct policy *p, uint32_t tag, uint64_t arg, int64_t no
 {
     if (tag == T_FIRE) {
         fire_ready(p, now_us);
-    } else if (tag == T_MISFIRE) {
+    } else if (tag == T_MISFIRE || tag == T_MISFIRE_MORE) {
+        if (tag == T_MISFIRE_MORE)
+            p->misfire_more = 0;
         misfire_tick(p, now_us);
     } else {
         SIM_ASSERT(tag >= T_CHECKIN && tag - T_CHECKIN < p->nodes);
@@ -553,8 +576,9 @@ static void qz_on_part(struct policy *p, int target, uint32_t index, int up, int
         p->server_down = !up;
         if (!up) {
             sim_alarm(p->sim, p->fire_alarm, SIM_NEVER);
-            sim_timer_cancel(p->sim, p->misfire);
-            p->misfire = 0;
+            sim_timer_cancel(p->sim, p->misfire_more);
+            p->misfire_more = 0;
+            arm_misfire(p, now_us);
         } else {
             misfire_tick(p, now_us);
         }
