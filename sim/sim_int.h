@@ -27,7 +27,7 @@
  *    among dead entries.
  *  - Facts: only the fact layer (fact_* in sim/sim_fact.c) tells the
  *    checker, folds the fingerprint and writes the trace; sim/api.c records
- *    none.
+ *    one, through it: the end of a run a policy cancels (sim_run_cancel).
  *  - Memory: everything reachable from it is freed at the end of sim_run;
  *    the policy's durable block and sim_dalloc arrays are in dallocs. */
 #ifndef SIM_SIM_INT_H

@@ -94,11 +94,15 @@ for n in $names; do
     done
 done
 # Every policy parameter is documented on its policy's page.
-params=$("$SIMRUN" policies | sed -n -E 's/^    ([a-z]+)\.([a-z_]+) = .*/\1 \2/p')
+params=$("$SIMRUN" policies | sed -n -E 's/^    ([a-z][a-z0-9_]*)\.([a-z][a-z0-9_]*) = .*/\1 \2/p')
 [ -n "$params" ] || { echo "FAIL no parameters listed"; exit 1; }
 while read -r pol key; do
     doc=docs/policy-$pol.md
     [ -f "$doc" ] || doc=docs/policies.md
     grep -q "\`$key\`" "$doc" || { echo "FAIL parameter $pol.$key is not documented in $doc"; exit 1; }
 done <<< "$params"
+# Every policy has a page, and a row in the list of policies.
+for pol in $("$SIMRUN" policies | sed -n -E 's/^([a-z][a-z0-9_]*)  \(.*/\1/p'); do
+    grep -q "^| \`$pol\` |" docs/policies.md || { echo "FAIL policy $pol has no row in docs/policies.md"; exit 1; }
+done
 echo ok
