@@ -187,7 +187,7 @@ int sim_run_cancel(struct sim *sim, uint64_t run)
     struct run_rec *r = &sim->runs[run];
     if (!r->active || !sim->accepting)
         return 0;
-    policy_event(sim);
+    sim__policy_event(sim);
     if (r->ev)
         evq_cancel(sim->q, r->ev);
     r->ev = 0;
