@@ -1,7 +1,8 @@
 # realworld_row.awk: one table row of docs/real-world.md (see tools/realworld.sh)
 # from the CSV of `simrun run --format csv` (scenario,policy,params,seed,
-# status,fingerprint,metric,value; params may hold commas, so the last four
-# fields are read from the end).
+# status,fingerprint,metric,value,unit,n,ci95_lo,ci95_hi; params may hold
+# commas, so the fields after it are read from the end).  A censored value
+# ("inf") is infinite.
 #
 # Variables: policies (space-separated registered policies), ab and fix (the
 # as-built and fix labels), problem ("METRIC OP VALUE"), head (the row's
@@ -38,7 +39,7 @@ function fmt_dur(v,    s) {
     return s "s"
 }
 
-function fmt(v) { return is_duration(metric) ? fmt_dur(v) : (v == int(v) ? sprintf("%d", v) : sprintf("%.2f", v)) }
+function fmt(v) { return v >= 1e300 ? "∞" : is_duration(metric) ? fmt_dur(v) : (v == int(v) ? sprintf("%d", v) : sprintf("%.2f", v)) }
 
 function holds(v) {
     return op == ">" ? v > want : op == ">=" ? v >= want : op == "<" ? v < want : op == "<=" ? v <= want : \
@@ -60,9 +61,10 @@ BEGIN {
     want = parse_value(pw[3])
 }
 
-NR > 1 && $(NF - 1) == metric {
-    val[$2] = $NF + 0
-    status[$2] = $(NF - 3)
+NR > 1 && $(NF - 5) == metric {
+    v = $(NF - 4)
+    val[$2] = v == "inf" ? 1e300 : v + 0
+    status[$2] = $(NF - 7)
 }
 
 END {
