@@ -43,7 +43,7 @@ FUZZ_SECONDS ?= 60
 FUZZ_FLAGS := -std=c11 -D_DEFAULT_SOURCE -g -O1 -I. $(SQL_CFLAGS) -fno-omit-frame-pointer \
               -fsanitize=address,undefined -fno-sanitize-recover=undefined
 
-.PHONY: FORCE all build tests benches test test-unit test-sanitize test-cli bench demo clean deps fuzz \
+.PHONY: FORCE all build tests benches test test-unit test-sanitize test-cli bench demo realworld clean deps fuzz \
         install uninstall
 
 all: simrun
@@ -115,6 +115,10 @@ bench: deps
 demo: deps simrun
 	@bash tools/demo.sh
 
+# docs/real-world.md: every incident of scenarios/incidents/ under every policy.
+realworld: simrun
+	@bash tools/realworld.sh
+
 # Installs what the build and the tests need on a fresh Debian machine
 # (only what is missing; needs root or sudo).
 deps:
@@ -157,7 +161,8 @@ POLICY_ABI     = $(shell sed -n 's/^\#define POLICY_ABI \([0-9]*\).*/\1/p' sim/p
 
 install: build
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(INCDIR)/sim $(DESTDIR)$(PCDIR) $(DESTDIR)$(MANDIR) \
-	    $(DESTDIR)$(COMPDIR) $(DESTDIR)$(DATADIR)/scenarios/data $(DESTDIR)$(EXDIR)/plugin
+	    $(DESTDIR)$(COMPDIR) $(DESTDIR)$(DATADIR)/scenarios/data $(DESTDIR)$(DATADIR)/scenarios/incidents \
+	    $(DESTDIR)$(EXDIR)/plugin
 	install -m 755 $(B)/simrun $(DESTDIR)$(BINDIR)/simrun
 	install -m 644 $(PUBLIC_HEADERS) $(DESTDIR)$(INCDIR)/sim/
 	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|$(SIMRUN_VERSION)|' -e 's|@POLICY_ABI@|$(POLICY_ABI)|' \
@@ -166,6 +171,7 @@ install: build
 	install -m 644 $(B)/simrun.bash $(DESTDIR)$(COMPDIR)/simrun
 	install -m 644 scenarios/*.scn $(DESTDIR)$(DATADIR)/scenarios/
 	install -m 644 scenarios/data/* $(DESTDIR)$(DATADIR)/scenarios/data/
+	install -m 644 scenarios/incidents/*.scn $(DESTDIR)$(DATADIR)/scenarios/incidents/
 	install -m 644 examples/plugin/Makefile examples/plugin/debounce.c $(DESTDIR)$(EXDIR)/plugin/
 
 uninstall:

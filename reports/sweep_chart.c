@@ -333,7 +333,7 @@ static int study_chart(struct rpt *R, const struct section *S, const struct stud
         return -1;
     rpt_html_figure(html, stem, title,
                     "Each panel: a metric that changes with the parameter; the line is the mean over the seeds "
-                    "of each point, the band its 95% confidence interval (Student t).");
+                    "of each point, the band its 95% confidence interval (Student t).", 1);
     return 0;
 }
 

@@ -111,6 +111,29 @@ int cal_cron_parse(const char *expr, unsigned flags, struct cal_cron *out, char 
 /* First fire > after_s, or INT64_MAX if none before year 10000.  Computed
  * field by field; O(1) per zone transition crossed. */
 int64_t cal_cron_next(const struct cal_cron *c, const struct cal_zone *z, int64_t after_s);
+/* How other cron engines read the wall clock at a DST change (the
+ * default, CAL_DST_CRONIE, is the rule of docs/calendar.md):
+ *  - CAL_DST_ABSOLUTE: every instant whose wall time matches fires: a
+ *    repeated wall time fires twice, a time in a gap never (robfig/cron v3,
+ *    which Kubernetes CronJobs use; Temporal schedules).
+ *  - CAL_DST_WALL: wall time only moves forward: a repeated wall time fires
+ *    once, at its first occurrence, for every job (a `*` job is silent for
+ *    the repeated hour), and a time in a gap never (systemd calendar specs,
+ *    since v244).
+ *  - CAL_DST_WALL_GAP_NEXT_DAY: CAL_DST_WALL, except that a time in a gap
+ *    makes the search start over at the next local midnight (systemd before
+ *    v244, issue systemd/systemd#13745).
+ *  - CAL_DST_WALL_NEG_BACK: CAL_DST_WALL, except that a time in the gap of
+ *    a zone whose offset before the gap is marked DST (a negative DST such
+ *    as Europe/Dublin's) is read with the offset after the gap, which gives
+ *    an instant before it, possibly <= after_s (systemd before PR #36897). */
+enum cal_dst_rule {
+    CAL_DST_CRONIE, CAL_DST_ABSOLUTE, CAL_DST_WALL, CAL_DST_WALL_GAP_NEXT_DAY, CAL_DST_WALL_NEG_BACK
+};
+/* cal_cron_next under another DST rule.  Every rule but
+ * CAL_DST_WALL_NEG_BACK answers a fire > after_s; the same cost. */
+int64_t cal_cron_next_rule(const struct cal_cron *c, const struct cal_zone *z, int64_t after_s,
+                           enum cal_dst_rule rule);
 /* Last fire < before_s, or INT64_MIN if none after year 0. */
 int64_t cal_cron_prev(const struct cal_cron *c, const struct cal_zone *z, int64_t before_s);
 /* The fires in (from_s, to_s], ascending: the first max are written to out

@@ -10,6 +10,7 @@
  *
  *     sim/cli.c         the parser, the help, the registry of commands, cli_main
  *     sim/cli_common.c  what run and check share: scenarios, targets, the store
+ *     sim/cli_expect.c  evaluating expect lines, for check and for run --db
  *     sim/cli_run.c     simrun run
  *     sim/cli_plan.c    the job list of simrun run: targets, parameter
  *                       studies (--sweep), shards and --resume
@@ -140,7 +141,8 @@ struct cli_opts {
     const char *db;
     int store_trace;
     const char *trace;
-    const char *format;            /* table, csv or json */
+    const char *format;            /* table, markdown, csv or json */
+    const char *metrics;           /* --metrics LIST, NULL: every metric */
     const char *junit;
     uint64_t max_events;
     int quiet;
@@ -156,6 +158,9 @@ int cli_opt_scenario(void *opts, const char *path);
 int cli_opt_seed(void *opts, const char *arg);
 int cli_opt_seeds(void *opts, const char *arg);
 int cli_opt_set(void *opts, const char *arg);
+int cli_opt_jobs(void *opts, const char *arg);     /* -j N: 1..256 worker processes */
+/* The worker processes of a sweep: -j, else the number of cores. */
+int cli_jobs(const struct cli_opts *o);
 /* --policy FILE: loads a policy plugin now (sim/plugin.h), so that the
  * scenarios read after the options can name it; opts is not used. */
 int cli_opt_plugin(void *opts, const char *path);
@@ -189,13 +194,40 @@ int cli_resolve_target(const struct scenario *s, const char *label, const struct
                        struct cli_target *t, char *msg, size_t mn);
 /* Every label of a scenario: the registered policies, then its variants. */
 int cli_all_labels(const struct scenario *s, const char **out, int max);
+/* Checks that every --set names a registered policy (or a variant of one
+ * of the scenarios) and a valid KEY=VALUE for it; 0, or 2 after printing
+ * the error. */
+int cli_check_sets(const struct cli_opts *o, struct scenario **scn);
 
-/* Whether expect line e names the policy label (or is `*`). */
+/* --- expect lines (cli_expect.c) ----------------------------------------------------------------- */
+
+struct sim_result;
+struct expect_outcome;
+
+/* Whether expect line e names label ('*' names every label). */
 int cli_expect_names(const struct expect_def *e, const char *label);
-/* Evaluates e on a run's metrics: 1 if it holds, 0 if not (a metric the
- * run does not define fails); *measured gets the value (0 if undefined). */
-int cli_expect_eval(const struct scenario *s, const struct expect_def *e, const struct checker_result *ck,
-                    double *measured);
+/* The template index of e's `for WF.HANDLER`, -1 for the whole scenario. */
+int cli_expect_tmpl(const struct scenario *s, const struct expect_def *e);
+/* Whether v op want holds (never for a NaN v: no value). */
+int cli_expect_compare(double v, enum expect_op op, double want);
+/* The value of e's metric in one run (durations in us, +INFINITY when
+ * censored); NaN when the run has none. */
+double cli_expect_measure(const struct scenario *s, const struct expect_def *e, const struct sim_result *res);
+/* e's aggregate (mean, min, max, pNN) of the seeds' values v[0..n), NaN
+ * values skipped; NaN for EXPECT_EACH or when no value is left. */
+double cli_expect_aggregate(const struct expect_def *e, const double *v, size_t n);
+/* "each", "mean", "min", "max", "p95" into b. */
+const char *cli_expect_agg_name(const struct expect_def *e, char *b, size_t n);
+/* The outcomes to store with the run of seed index si (of nseeds) of the
+ * target label: every line naming it that holds per seed, judged on this
+ * seed, and in the last seed's run every aggregate line, judged over all
+ * the seeds.  vals[e * nseeds + k] is line e's value in seed index k (only
+ * k <= si are read).  out has room for s->nexpects; returns how many. */
+uint32_t cli_expect_outcomes(const struct scenario *s, const char *label, const double *vals, size_t si,
+                             size_t nseeds, struct expect_outcome *out);
+/* The line of an `expect LABEL livelock == true` of s (the run is meant to
+ * be stopped as a livelock: a deliberately broken variant), or 0. */
+int cli_expect_livelock_line(const struct scenario *s, const char *label);
 
 /* --- the job list of simrun run (cli_plan.c) --------------------------------------------------- */
 

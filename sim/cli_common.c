@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "sim/checker.h"
 #include "sim/cli.h"
@@ -16,6 +17,7 @@
 #include "sim/refs.h"
 #include "sim/store.h"
 #include "sim/suggest.h"
+#include "sim/sweep.h"
 
 /* --- option values ------------------------------------------------------------------------ */
 
@@ -67,6 +69,24 @@ int cli_opt_seeds(void *opts, const char *v)
         return cli_usage_error("seed range '%s' too long (at most 100000 seeds)", v);
     o->have_seed = 1;
     return 0;
+}
+
+int cli_opt_jobs(void *opts, const char *v)
+{
+    struct cli_opts *o = opts;
+    uint64_t nj;
+    if (cli_parse_u64(v, &nj) || nj < 1 || nj > SWEEP_MAX_WORKERS)
+        return cli_usage_error("bad -j '%s' (expected 1..256 worker processes)", v);
+    o->jobs = (int)nj;
+    return 0;
+}
+
+int cli_jobs(const struct cli_opts *o)
+{
+    if (o->jobs)
+        return o->jobs;
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    return n < 1 ? 1 : n > SWEEP_MAX_WORKERS ? SWEEP_MAX_WORKERS : (int)n;
 }
 
 int cli_opt_set(void *opts, const char *v)
@@ -214,40 +234,20 @@ int cli_all_labels(const struct scenario *s, const char **out, int max)
     return n;
 }
 
-/* --- expect lines ------------------------------------------------------------------------------ */
-
-int cli_expect_names(const struct expect_def *e, const char *label)
+int cli_check_sets(const struct cli_opts *o, struct scenario **scn)
 {
-    for (char **p = e->policies; *p; p++)
-        if (!strcmp(*p, "*") || !strcmp(*p, label))
-            return 1;
-    return 0;
-}
-
-/* Whether v `op` want holds. */
-static int compare(double v, enum expect_op op, double want)
-{
-    switch (op) {
-    case OP_LT: return v < want;
-    case OP_LE: return v <= want;
-    case OP_GT: return v > want;
-    case OP_GE: return v >= want;
-    case OP_EQ: return v == want;
-    case OP_NE: return v != want;
+    for (int i = 0; i < o->nsets; i++) {
+        const struct cli_set *cs = &o->sets[i];
+        const char *base = cs->policy;
+        for (int k = 0; k < o->npaths; k++)
+            for (uint16_t v = 0; v < scn[k]->nvariants; v++)
+                if (!strcmp(scn[k]->variants[v].name, cs->policy))
+                    base = scn[k]->variants[v].base;
+        char msg[512];
+        if (policy_check_param(base, cs->key, cs->value, msg, sizeof msg) != 0) {
+            fprintf(stderr, "%s: error: --set %s.%s=%s: %s\n", cli_prog, cs->policy, cs->key, cs->value, msg);
+            return 2;
+        }
     }
     return 0;
-}
-
-int cli_expect_eval(const struct scenario *s, const struct expect_def *e, const struct checker_result *ck,
-                    double *measured)
-{
-    int tmpl = -1;
-    if (e->wf >= 0) {
-        tmpl = 0;
-        for (int f = 0; f < e->wf; f++)
-            tmpl += s->wfs[f].nhandlers;
-        tmpl += e->handler;
-    }
-    *measured = 0;
-    return metric_get(ck, tmpl, e->metric, measured) == 0 && compare(*measured, e->op, e->value);
 }

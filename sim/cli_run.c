@@ -7,6 +7,7 @@
  * policies, --set) before the database opens. */
 #include <errno.h>
 #include <inttypes.h>
+#include <math.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,28 +21,56 @@
 #include "sim/cli.h"
 #include "sim/sim.h"
 #include "sim/store.h"
+#include "sim/suggest.h"
 #include "sim/sweep.h"
 #include "sim/util.h"
 
 /* --- options -------------------------------------------------------------------------------- */
 
-static int opt_jobs(void *opts, const char *v)
-{
-    struct cli_opts *o = opts;
-    uint64_t nj;
-    if (cli_parse_u64(v, &nj) || nj < 1 || nj > SWEEP_MAX_WORKERS)
-        return cli_usage_error("bad -j '%s' (expected 1..256 worker processes)", v);
-    o->jobs = (int)nj;
-    return 0;
-}
-
 static int opt_format(void *opts, const char *v)
 {
     struct cli_opts *o = opts;
-    if (strcmp(v, "table") && strcmp(v, "csv") && strcmp(v, "json"))
-        return cli_usage_error("unknown format '%s' (valid: table, csv, json)", v);
+    if (strcmp(v, "table") && strcmp(v, "csv") && strcmp(v, "json") && strcmp(v, "markdown"))
+        return cli_usage_error("unknown format '%s' (valid: table, csv, json, markdown)", v);
     o->format = v;
     return 0;
+}
+
+/* Which metrics a --metrics list shows: names, and PREFIX.* for a family
+ * ("latency.*").  0, or 2 after printing the error. */
+static int parse_metric_list(const char *list, int *show)
+{
+    for (int m = 0; m < metric_count; m++)
+        show[m] = list == NULL;
+    if (!list)
+        return 0;
+    char buf[1024];
+    snprintf(buf, sizeof buf, "%s", list);
+    int any = 0;
+    for (char *save = NULL, *w = strtok_r(buf, ",", &save); w; w = strtok_r(NULL, ",", &save)) {
+        size_t len = strlen(w);
+        int star = len > 2 && !strcmp(w + len - 2, ".*"), hit = 0;
+        for (int m = 0; m < metric_count; m++)
+            if (star ? !strncmp(metric_table[m].name, w, len - 1) : !strcmp(metric_table[m].name, w))
+                show[m] = hit = 1;
+        if (!hit) {
+            char names[1024] = "";
+            for (int m = 0; m < metric_count; m++)
+                snprintf(names + strlen(names), sizeof names - strlen(names), "%s%s", m ? ", " : "",
+                         metric_table[m].name);
+            struct suggest sg;
+            suggest_init(&sg, w);
+            for (int m = 0; m < metric_count; m++)
+                suggest_add(&sg, metric_table[m].name);
+            char hint[SUGGEST_MAX_LEN + 32] = "";
+            suggest_append(&sg, hint, sizeof hint);
+            fprintf(stderr, "%s: error: unknown metric '%s' in --metrics (valid: %s, or a family such as latency.*)%s\n",
+                    cli_prog, w, names, hint);
+            return 2;
+        }
+        any = 1;
+    }
+    return any ? 0 : cli_usage_error("empty --metrics list '%s'", list);
 }
 
 static int opt_max_events(void *opts, const char *v)
@@ -63,7 +92,7 @@ static const struct cli_option run_options[] = {
                  "run every seed from A to B; tables show the mean \xc2\xb1 the\n"
                  "half-width of its 95% confidence interval (Student t);\n"
                  "every seed's rows go to the database"),
-    CLI_CALLBACK('j', "jobs", "N", opt_jobs,
+    CLI_CALLBACK('j', "jobs", "N", cli_opt_jobs,
                  "run N simulations at once in worker processes (default:\n"
                  "the number of cores); the output and the database are\n"
                  "the same as with -j 1"),
@@ -87,7 +116,13 @@ static const struct cli_option run_options[] = {
                "write every fact (publish, drop, run start/phase/end, crash,\n"
                "restart, timer, wake-ups, ...), one line each ('-' for\n"
                "standard output)"),
-    CLI_CALLBACK(0, "format", "FMT", opt_format, "table (default), csv or json"),
+    CLI_CALLBACK(0, "format", "FMT", opt_format,
+                 "table (default), markdown, csv or json; csv and json give\n"
+                 "each metric's unit, and with --seeds a summary per policy\n"
+                 "(mean, 95% interval, n)"),
+    CLI_STRING(0, "metrics", "LIST", struct cli_opts, metrics,
+               "show only these metrics (comma-separated names, or a\n"
+               "family such as latency.*)"),
     CLI_CALLBACK(0, "max-events", "N", opt_max_events, "stop a run after N events (default 4000000000)"),
     CLI_END,
 };
@@ -109,26 +144,6 @@ const struct cli_command cli_cmd_run = {
 };
 
 /* --- inputs -------------------------------------------------------------------------------- */
-
-/* Checks that every --set names a known policy (or a variant of some
- * scenario) and a valid key=value for it. */
-static int check_sets(const struct cli_opts *o, struct scenario **scn)
-{
-    for (int i = 0; i < o->nsets; i++) {
-        const struct cli_set *cs = &o->sets[i];
-        const char *base = cs->policy;
-        for (int k = 0; k < o->npaths; k++)
-            for (uint16_t v = 0; v < scn[k]->nvariants; v++)
-                if (!strcmp(scn[k]->variants[v].name, cs->policy))
-                    base = scn[k]->variants[v].base;
-        char msg[512];
-        if (policy_check_param(base, cs->key, cs->value, msg, sizeof msg) != 0) {
-            fprintf(stderr, "%s: error: --set %s.%s=%s: %s\n", cli_prog, cs->policy, cs->key, cs->value, msg);
-            return 2;
-        }
-    }
-    return 0;
-}
 
 static FILE *open_trace(const char *path)
 {
@@ -156,7 +171,8 @@ struct run_ctx {
     size_t njobs;
     struct store *st;
     struct store_writer *writer;   /* started with the first result (after the workers are forked) */
-    int json, csv, first_json;
+    int json, csv, markdown, first_json;
+    int show[M_COUNT];             /* --metrics: which metrics are printed */
     /* the scenario being received (cur), per column and metric, over its seeds */
     int cur, maxcols;
     struct stats_acc *acc;         /* [maxcols * metric_count] */
@@ -164,6 +180,9 @@ struct run_ctx {
     char (*status)[32];            /* [maxcols] */
     uint64_t *fps, *nruns;         /* [maxcols] the last fingerprint, the runs received */
     uint64_t *exp_checked, *exp_failed; /* [maxcols] expect outcomes over its runs */
+    /* each expect line's value per column and seed index, for the outcomes
+     * of the lines that aggregate over the seeds ([maxcols][nexpects][nseeds]) */
+    double *evals;
     size_t delivered;              /* results received */
     /* progress on a terminal */
     int progress;
@@ -208,7 +227,8 @@ static void print_cell(const char *s, size_t w, int left)
             putchar(' ');
 }
 
-/* The heading of scenario k's table. */
+/* The heading of scenario k's table: where it comes from, its clock and
+ * its seeds (and how many of its runs are here, for a shard or --resume). */
 static void print_heading(const struct run_ctx *rx, int k, uint64_t nruns)
 {
     const struct scenario *s = rx->scn[k];
@@ -216,7 +236,10 @@ static void print_heading(const struct run_ctx *rx, int k, uint64_t nruns)
     char start[40], hz[40];
     cal_format_utc(s->start_utc_s, start, sizeof start);
     fmt_duration((double)s->horizon_us, hz, sizeof hz);
-    printf("%s (%s): start %s, horizon %s, ", s->name, s->path, start, hz);
+    if (rx->markdown)
+        printf("### %s\n\n`%s`: start %s, horizon %s, ", s->name, s->path, start, hz);
+    else
+        printf("%s (%s): start %s, horizon %s, ", s->name, s->path, start, hz);
     if (pl->nseeds[k] > 1)
         printf("seeds %" PRIu64 "..%" PRIu64 " (mean \xc2\xb1 95%% confidence half-width)", pl->lo[k],
                pl->lo[k] + pl->nseeds[k] - 1);
@@ -228,58 +251,86 @@ static void print_heading(const struct run_ctx *rx, int k, uint64_t nruns)
     printf("\n");
 }
 
+/* The cells of scenario k's table, [row][column] of CELL bytes: a row per
+ * metric, then status and fingerprint; w[i] gets column i's width. */
+enum { CELL = 64 };
+static char *table_cells(const struct run_ctx *rx, int k, size_t *w)
+{
+    const struct cli_col *cols = rx->pl->cols[k];
+    int nc = rx->pl->ncols[k];
+    char *cells = xcalloc((size_t)(metric_count + 2) * (size_t)nc, CELL);
+    for (int i = 0; i < nc; i++) {
+        w[i] = fmt_width(cols[i].title);
+        for (int m = 0; m < metric_count + 2; m++) {
+            char *c = cells + ((size_t)m * (size_t)nc + (size_t)i) * CELL;
+            if (m < metric_count)
+                fmt_metric_ci(&metric_table[m], &rx->acc[i * metric_count + m], rx->never[i * metric_count + m], c,
+                              CELL);
+            else if (m == metric_count)
+                snprintf(c, CELL, "%s", rx->status[i]);
+            else
+                snprintf(c, CELL, "%08" PRIx64, rx->fps[i] >> 32);
+            if (fmt_width(c) > w[i])
+                w[i] = fmt_width(c);
+        }
+    }
+    return cells;
+}
+
 /* The comparison table of scenario k, its columns side by side: the value
- * of each whole-scenario metric, or over several seeds its mean +- the
- * half-width of its 95 % confidence interval.  Columns without a run here
+ * of each whole-scenario metric (--metrics: those listed), or over several
+ * seeds its mean +- the half-width of its 95 % confidence interval; as
+ * aligned text, or as a Markdown table.  Columns without a run here
  * (another shard's, or stored before --resume) are left out. */
 static void print_table(const struct run_ctx *rx, int k)
 {
     const struct cli_col *cols = rx->pl->cols[k];
-    int nc = rx->pl->ncols[k];
+    int nc = rx->pl->ncols[k], md = rx->markdown;
     uint64_t total = 0, maxseeds = 0;
     for (int i = 0; i < nc; i++) {
         total += rx->nruns[i];
         maxseeds = rx->nruns[i] > maxseeds ? rx->nruns[i] : maxseeds;
     }
     print_heading(rx, k, total);
-    enum { CELL = 64 };
-    char *cells = xcalloc((size_t)(metric_count + 2) * (size_t)nc, CELL);
-#define CELLP(m, i) (cells + ((size_t)(m) * (size_t)nc + (size_t)(i)) * CELL)
     size_t *w = xcalloc((size_t)nc, sizeof *w);
-    for (int i = 0; i < nc; i++) {
-        w[i] = fmt_width(cols[i].title);
-        for (int m = 0; m < metric_count; m++) {
-            const struct stats_acc *a = &rx->acc[i * metric_count + m];
-            fmt_metric_ci(&metric_table[m], a, rx->never[i * metric_count + m], CELLP(m, i), CELL);
-        }
-        snprintf(CELLP(metric_count, i), CELL, "%s", rx->status[i]);
-        snprintf(CELLP(metric_count + 1, i), CELL, "%08" PRIx64, rx->fps[i] >> 32);
-        for (int m = 0; m < metric_count + 2; m++)
-            if (fmt_width(CELLP(m, i)) > w[i])
-                w[i] = fmt_width(CELLP(m, i));
-    }
-    printf("%-16s", "metric");
+    char *cells = table_cells(rx, k, w);
+    if (md)
+        printf("\n| metric |");
+    else
+        printf("%-16s", "metric");
     for (int i = 0; i < nc; i++)
         if (rx->nruns[i]) {
-            printf("  ");
-            print_cell(cols[i].title, w[i], 0);
+            printf(md ? " " : "  ");
+            print_cell(cols[i].title, md ? 0 : w[i], 0);
+            printf(md ? " |" : "");
         }
+    if (md) {
+        printf("\n|:--|");
+        for (int i = 0; i < nc; i++)
+            if (rx->nruns[i])
+                printf("--:|");
+    }
     printf("\n");
     for (int m = 0; m < metric_count + (maxseeds == 1 ? 2 : 1); m++) {
-        printf("%-16s", m < metric_count ? metric_table[m].name : m == metric_count ? "status" : "fingerprint");
+        if (m < metric_count && !rx->show[m])
+            continue;
+        const char *name = m < metric_count ? metric_table[m].name : m == metric_count ? "status" : "fingerprint";
+        printf(md ? "| %s |" : "%-16s", name);
         for (int i = 0; i < nc; i++)
             if (rx->nruns[i]) {
-                printf("  ");
-                print_cell(CELLP(m, i), w[i], 0);
+                printf(md ? " " : "  ");
+                print_cell(cells + ((size_t)m * (size_t)nc + (size_t)i) * CELL, md ? 0 : w[i], 0);
+                printf(md ? " |" : "");
             }
         printf("\n");
     }
-#undef CELLP
     free(cells);
     free(w);
     for (int i = 0; i < nc; i++)
         if (rx->nruns[i] && cols[i].t.params_text[0])
-            printf("  %s: %s\n", cols[i].title, cols[i].t.params_text);
+            printf(md ? "\n- `%s`: %s" : "  %s: %s\n", cols[i].title, cols[i].t.params_text);
+    if (md)
+        printf("\n");
 }
 
 static int metric_index(const char *name)
@@ -311,7 +362,8 @@ static void print_study(const struct run_ctx *rx, int k)
                 (wk == rx->acc[best * metric_count + mw].mean && rn < rx->acc[best * metric_count + mr].mean))
                 best = c;
         }
-        printf("\nparameter study of %s (mean over seeds; expect lines that name it, over every run):\n", label);
+        printf("%sparameter study of %s (mean over seeds; expect lines that name it, over every run):\n",
+               rx->markdown ? "\n```\n" : "\n", label);
         printf("  %-30s %12s %12s  %s\n", "point", "wakeups", "runs", "expect");
         for (int c = i; c < nc && !strcmp(cols[c].t.label, label); c++) {
             if (!rx->nruns[c])
@@ -332,6 +384,8 @@ static void print_study(const struct run_ctx *rx, int k)
                    cols[best].title);
         else
             printf("no point meets every expect line naming %s\n", label);
+        if (rx->markdown)
+            printf("```\n");
     }
 }
 
@@ -368,28 +422,39 @@ static void start_scenario(struct run_ctx *rx, int k)
         snprintf(rx->status[i], sizeof rx->status[i], "ok");
         rx->fps[i] = rx->nruns[i] = rx->exp_checked[i] = rx->exp_failed[i] = 0;
     }
+    free(rx->evals);
+    rx->evals = xcalloc((size_t)nc * (rx->scn[k]->nexpects + 1) * rx->pl->nseeds[k], sizeof *rx->evals);
     rx->cur = k;
 }
 
-/* The expect lines of scenario k that name column c's label, evaluated on
- * one run: counted, and (with a database) their outcomes in *eo (malloc'd,
- * *neo of them). */
-static void run_expects(struct run_ctx *rx, int k, int c, const struct sim_result *res, struct expect_outcome **eo,
-                        uint32_t *neo)
+/* The expect lines of scenario k that name column c's label, on the run
+ * of seed: their outcomes in *eo (malloc'd, *neo of them), counted for the
+ * parameter study.  A line that holds per seed is judged on this run; one
+ * that aggregates over the seeds (mean(...), pNN(...)) is judged in the
+ * run of the last seed, over them all, when every seed of the column ran
+ * here (not in a shard or a --resume that has only some of them). */
+static void run_expects(struct run_ctx *rx, int k, int c, uint64_t seed, const struct sim_result *res,
+                        struct expect_outcome **eo, uint32_t *neo)
 {
     const struct scenario *s = rx->scn[k];
-    *eo = rx->st && s->nexpects ? xcalloc(s->nexpects, sizeof **eo) : NULL;
-    *neo = 0;
-    for (uint32_t e = 0; e < s->nexpects; e++) {
-        const struct expect_def *ex = &s->expects[e];
-        if (!cli_expect_names(ex, rx->pl->cols[k][c].t.label))
-            continue;
-        double v;
-        int ok = cli_expect_eval(s, ex, &res->ck, &v);
+    const char *label = rx->pl->cols[k][c].t.label;
+    size_t ns = rx->pl->nseeds[k], si = seed - rx->pl->lo[k];
+    double *tv = &rx->evals[(size_t)c * s->nexpects * ns];
+    for (uint32_t e = 0; e < s->nexpects; e++)
+        tv[(size_t)e * ns + si] = cli_expect_names(&s->expects[e], label) ? cli_expect_measure(s, &s->expects[e], res)
+                                                                          : NAN;
+    *eo = xcalloc(s->nexpects + 1, sizeof **eo);
+    *neo = cli_expect_outcomes(s, label, tv, si, ns, *eo);
+    if (rx->nruns[c] < ns) { /* some seeds ran elsewhere: keep the per-seed lines only */
+        uint32_t n = 0;
+        for (uint32_t e = 0; e < *neo; e++)
+            if ((*eo)[e].ex->agg == EXPECT_EACH)
+                (*eo)[n++] = (*eo)[e];
+        *neo = n;
+    }
+    for (uint32_t e = 0; e < *neo; e++) {
         rx->exp_checked[c]++;
-        rx->exp_failed[c] += !ok;
-        if (*eo)
-            (*eo)[(*neo)++] = (struct expect_outcome){ex, v, ok};
+        rx->exp_failed[c] += !(*eo)[e].ok;
     }
 }
 
@@ -413,33 +478,178 @@ static int store_job(struct run_ctx *rx, size_t full, int k, int c, uint64_t see
     return 0;
 }
 
-/* The CSV and JSON lines of a run, and its metrics into the statistics. */
-static void run_output(struct run_ctx *rx, int k, int c, uint64_t seed, const struct sim_result *res)
+/* A CSV field in double quotes (a quote doubled). */
+static void csv_text(const char *s)
+{
+    putchar('"');
+    for (; *s; s++) {
+        if (*s == '"')
+            putchar('"');
+        putchar(*s);
+    }
+    putchar('"');
+}
+
+/* A JSON string. */
+static void json_text(const char *s)
+{
+    putchar('"');
+    for (; *s; s++) {
+        unsigned char c = (unsigned char)*s;
+        if (c == '"' || c == '\\')
+            printf("\\%c", c);
+        else if (c < 0x20)
+            printf("\\u%04x", c);
+        else
+            putchar(c);
+    }
+    putchar('"');
+}
+
+/* A number for CSV ("inf" when infinite: a censored percentile), or for
+ * JSON (null; the caller says why). */
+static void put_number(double v, int json)
+{
+    if (isinf(v) || isnan(v))
+        printf("%s", json ? "null" : isnan(v) ? "" : v > 0 ? "inf" : "-inf");
+    else
+        printf("%.17g", v);
+}
+
+/* The CSV rows (one per metric) or the JSON object of one run. */
+static void emit_run(struct run_ctx *rx, const struct scenario *s, const struct cli_target *t, uint64_t seed,
+                     const struct sim_result *res)
+{
+    if (rx->json) {
+        printf("%s\n  {\"kind\": \"run\", \"scenario\": ", rx->first_json ? "" : ",");
+        json_text(s->name);
+        printf(", \"policy\": ");
+        json_text(t->label);
+        printf(", \"params\": ");
+        json_text(t->params_text);
+        printf(", \"seed\": %" PRIu64 ", \"status\": \"%s\", \"fingerprint\": \"%016" PRIx64 "\", \"metrics\": {", seed,
+               sim_status_name(res->status), res->fingerprint);
+        rx->first_json = 0;
+    }
+    int first = 1;
+    for (int m = 0; m < metric_count; m++) {
+        if (!rx->show[m])
+            continue;
+        const struct metric_info *mi = &metric_table[m];
+        double v = 0;
+        metric_get(&res->ck, -1, mi->name, &v);
+        if (rx->csv) {
+            printf("%s,%s,", s->name, t->label);
+            csv_text(t->params_text);
+            printf(",%" PRIu64 ",%s,%016" PRIx64 ",%s,", seed, sim_status_name(res->status), res->fingerprint,
+                   mi->name);
+            put_number(v, 0);
+            printf(",%s,1,,\n", metric_unit(mi));
+        }
+        if (rx->json) {
+            printf("%s\"%s\": {\"value\": ", first ? "" : ", ", mi->name);
+            put_number(v, 1);
+            printf(", \"unit\": \"%s\"%s}", metric_unit(mi), isinf(v) ? ", \"censored\": true" : "");
+        }
+        first = 0;
+    }
+    if (rx->json)
+        printf("}}");
+}
+
+/* A summary over the seeds of one target's metric m: the mean (infinite
+ * when a seed was censored; "never" seeds of recovery_time kept out), its
+ * 95 % interval (NaN without one) and n, the seeds with a value. */
+static double metric_summary(const struct stats_acc *a, const struct metric_info *mi, double *lo, double *hi,
+                             uint64_t *n)
+{
+    *lo = *hi = NAN;
+    *n = a->n + a->ninf;
+    if (a->ninf)
+        return INFINITY;
+    if (!a->n)
+        return NAN;
+    stats_interval95(a, mi->is_bool ? STATS_SHARE : mi->is_duration ? STATS_NONNEG : STATS_COUNT, lo, hi);
+    return a->mean;
+}
+
+/* After the last run of column c of scenario k here: its summary rows
+ * (CSV) or object (JSON), over its seeds (n: those that ran here). */
+static void emit_summary(struct run_ctx *rx, int k, int c)
 {
     const struct scenario *s = rx->scn[k];
     const struct cli_target *t = &rx->pl->cols[k][c].t;
+    int ti = c;
+    char seeds[64];
+    snprintf(seeds, sizeof seeds, "%" PRIu64 "..%" PRIu64, rx->pl->lo[k], rx->pl->lo[k] + rx->pl->nseeds[k] - 1);
     if (rx->json) {
-        printf("%s\n  {\"scenario\": \"%s\", \"policy\": \"%s\", \"params\": \"%s\", \"seed\": %" PRIu64
-               ", \"status\": \"%s\", \"fingerprint\": \"%016" PRIx64 "\", \"metrics\": {",
-               rx->first_json ? "" : ",", s->name, t->label, t->params_text, seed, sim_status_name(res->status),
-               res->fingerprint);
-        rx->first_json = 0;
+        printf(",\n  {\"kind\": \"summary\", \"scenario\": ");
+        json_text(s->name);
+        printf(", \"policy\": ");
+        json_text(t->label);
+        printf(", \"params\": ");
+        json_text(t->params_text);
+        printf(", \"seeds\": \"%s\", \"n\": %" PRIu64 ", \"status\": \"%s\", \"metrics\": {", seeds, rx->nruns[c],
+               rx->status[c]);
     }
+    int first = 1;
+    for (int m = 0; m < metric_count; m++) {
+        if (!rx->show[m])
+            continue;
+        const struct metric_info *mi = &metric_table[m];
+        const struct stats_acc *a = &rx->acc[ti * metric_count + m];
+        uint64_t never = rx->never[ti * metric_count + m], n;
+        double lo, hi, mean = metric_summary(a, mi, &lo, &hi, &n);
+        if (rx->csv) {
+            printf("%s,%s,", s->name, t->label);
+            csv_text(t->params_text);
+            printf(",%s,summary,,%s,", seeds, mi->name);
+            put_number(mean, 0);
+            printf(",%s,%" PRIu64 ",", metric_unit(mi), n);
+            put_number(lo, 0);
+            putchar(',');
+            put_number(hi, 0);
+            putchar('\n');
+        }
+        if (rx->json) {
+            printf("%s\"%s\": {\"mean\": ", first ? "" : ", ", mi->name);
+            put_number(mean, 1);
+            printf(", \"ci95\": ");
+            if (isnan(lo)) {
+                printf("null");
+            } else {
+                printf("[");
+                put_number(lo, 1);
+                printf(", ");
+                put_number(hi, 1);
+                printf("]");
+            }
+            printf(", \"n\": %" PRIu64 ", \"unit\": \"%s\"", n, metric_unit(mi));
+            if (a->ninf)
+                printf(", \"censored\": true, \"censored_seeds\": %" PRIu64, a->ninf);
+            if (never)
+                printf(", \"never_seeds\": %" PRIu64, never);
+            printf("}");
+        }
+        first = 0;
+    }
+    if (rx->json)
+        printf("}}");
+}
+
+/* Run c's metrics into the statistics of its column, and its CSV or JSON. */
+static void run_output(struct run_ctx *rx, int k, int c, uint64_t seed, const struct sim_result *res)
+{
     for (int m = 0; m < metric_count; m++) {
         double v = 0;
         metric_get(&res->ck, -1, metric_table[m].name, &v);
         if (metric_table[m].is_duration && v < 0)
             rx->never[c * metric_count + m]++;
         else
-            stats_add(&rx->acc[c * metric_count + m], v);
-        if (rx->csv)
-            printf("%s,%s,\"%s\",%" PRIu64 ",%s,%016" PRIx64 ",%s,%.17g\n", s->name, t->label, t->params_text, seed,
-                   sim_status_name(res->status), res->fingerprint, metric_table[m].name, v);
-        if (rx->json)
-            printf("%s\"%s\": %.17g", m ? ", " : "", metric_table[m].name, v);
+            stats_add(&rx->acc[c * metric_count + m], v); /* infinite: counted in ninf */
     }
-    if (rx->json)
-        printf("}}");
+    if (rx->csv || rx->json)
+        emit_run(rx, rx->scn[k], &rx->pl->cols[k][c].t, seed, res);
 }
 
 /* Takes job j's result: the statistics, the expect lines, the CSV/JSON
@@ -463,30 +673,38 @@ static int run_sink(void *ctx, size_t j, struct sweep_out *out)
     if (res->status != SIM_OK) {
         if (rx->progress)
             fprintf(stderr, "\r\033[K");
-        fprintf(stderr, "%s: %s under %s (seed %" PRIu64 "): %s\n", cli_prog, rx->scn[k]->path,
-                rx->pl->cols[k][c].title, seed, res->status_msg);
+        const struct scenario *s = rx->scn[k];
+        int ll = res->status == SIM_LIVELOCK ? cli_expect_livelock_line(s, rx->pl->cols[k][c].t.label) : 0;
+        char why[160] = "";
+        if (ll)
+            snprintf(why, sizeof why, " (expected: %s:%d says this variant livelocks)", s->path, ll);
+        fprintf(stderr, "%s: %s under %s (seed %" PRIu64 "): %s%s\n", cli_prog, s->path, rx->pl->cols[k][c].title,
+                seed, res->status_msg, why);
         snprintf(rx->status[c], sizeof rx->status[c], "%s", sim_status_name(res->status));
     }
     rx->fps[c] = res->fingerprint;
     rx->nruns[c]++;
     struct expect_outcome *eo;
     uint32_t neo;
-    run_expects(rx, k, c, res, &eo, &neo);
+    run_expects(rx, k, c, seed, res, &eo, &neo);
     run_output(rx, k, c, seed, res);
-    if (rx->st) {
-        int rc = store_job(rx, full, k, c, seed, out, eo, neo); /* takes out->res and eo */
-        if (rc)
-            return rc;
-    } else {
-        free(eo);
-    }
-    int last = j + 1 == rx->njobs;
+    int last = j + 1 == rx->njobs, last_col = last;
     if (!last) {
         size_t nf;
         int nk, nc;
         uint64_t ns;
         job_place(rx, j + 1, &nf, &nk, &nc, &ns);
         last = nk != k;
+        last_col = last || nc != c;
+    }
+    if ((rx->csv || rx->json) && last_col && rx->pl->nseeds[k] > 1)
+        emit_summary(rx, k, c);
+    if (rx->st) {
+        int rc = store_job(rx, full, k, c, seed, out, eo, neo); /* takes out->res and eo */
+        if (rc)
+            return rc;
+    } else {
+        free(eo);
     }
     if (last && !rx->json && !rx->csv) {
         if (rx->progress)
@@ -525,31 +743,24 @@ static void catch_stop_signals(void)
         sigaction(SIGINT, &sa, NULL);
 }
 
-/* The number of worker processes: -j, else the number of cores. */
-static int default_jobs(const struct cli_opts *o)
-{
-    if (o->jobs)
-        return o->jobs;
-    long n = sysconf(_SC_NPROCESSORS_ONLN);
-    return n < 1 ? 1 : n > SWEEP_MAX_WORKERS ? SWEEP_MAX_WORKERS : (int)n;
-}
-
 /* Runs the selected jobs of the plan in one sweep, the output framed for
  * the format; the database is written by a dedicated writer. */
 static int run_sweep(const struct cli_opts *o, struct scenario **scn, const struct cli_plan *pl, struct store *st,
                      FILE *trace)
 {
     struct run_ctx ctx = {.o = o, .scn = scn, .pl = pl, .njobs = pl->sel ? pl->nsel : pl->nfull, .st = st,
-                          .json = !strcmp(o->format, "json"), .csv = !strcmp(o->format, "csv"), .first_json = 1,
-                          .cur = -1};
+                          .json = !strcmp(o->format, "json"), .csv = !strcmp(o->format, "csv"),
+                          .markdown = !strcmp(o->format, "markdown"), .first_json = 1, .cur = -1};
     struct run_ctx *rx = &ctx;
+    if (parse_metric_list(o->metrics, rx->show))
+        return 2;
     rx->progress = isatty(2) && rx->njobs > 1;
     rx->t0_us = wall_clock_us();
     if (rx->csv)
-        printf("scenario,policy,params,seed,status,fingerprint,metric,value\n");
+        printf("scenario,policy,params,seed,status,fingerprint,metric,value,unit,n,ci95_lo,ci95_hi\n");
     if (rx->json)
         printf("[");
-    struct sweep_opts so = {.workers = default_jobs(o), .max_events = o->max_events,
+    struct sweep_opts so = {.workers = cli_jobs(o), .max_events = o->max_events,
                             .keep_trace = rx->st && o->store_trace, .trace = trace, .stop = &run_stop};
     char err[512] = "";
     catch_stop_signals();
@@ -577,6 +788,7 @@ static int run_sweep(const struct cli_opts *o, struct scenario **scn, const stru
     free(rx->nruns);
     free(rx->exp_checked);
     free(rx->exp_failed);
+    free(rx->evals);
     return rc;
 }
 
@@ -590,13 +802,16 @@ static int cmd_run(int argc, char **argv)
         return cli_usage_error("%s", "no scenario given");
     if (o.resume && !o.db)
         return cli_usage_error("%s", "--resume needs --db FILE (the database to resume)");
+    int show[M_COUNT];
+    if ((rc = parse_metric_list(o.metrics, show)))
+        return rc;                     /* checked before anything runs; run_sweep parses it again */
     struct scenario *scn[CLI_MAX_SCENARIOS];
     if ((rc = cli_load_all(&o, scn)))
         return rc;
     struct cli_plan pl = {0};
     struct store *st = NULL;
     FILE *trace = NULL;
-    if ((rc = check_sets(&o, scn)) || (rc = cli_plan_make(&o, scn, &pl)))
+    if ((rc = cli_check_sets(&o, scn)) || (rc = cli_plan_make(&o, scn, &pl)))
         goto out;
     trace = open_trace(o.trace);
     if ((o.trace && !trace) || (rc = cli_open_store(o.db, &st))) {

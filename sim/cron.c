@@ -585,7 +585,60 @@ static void cron_check(const struct cal_cron *c)
     SIM_ASSERT(c->mdays != 0 && c->months != 0 && c->wdays != 0);
 }
 
-int64_t cal_cron_next(const struct cal_cron *c, const struct cal_zone *z, int64_t after_s)
+/* The gap a forward jump at the start of segment s skipped, as wall
+ * seconds [s->start + prev_off, s->start + off), under rule: 1 when the
+ * rule treats it as a DST gap (cronie: fixed-time jobs only, below 3 h;
+ * the wall rules: any forward jump below 3 h). */
+static int rule_gap(const struct cal_cron *c, const struct cal__seg *s, enum cal_dst_rule rule)
+{
+    if (rule == CAL_DST_CRONIE)
+        return dst_jump(c, s) > 0;
+    if (rule == CAL_DST_ABSOLUTE || s->start == INT64_MIN)
+        return 0;
+    int32_t delta = s->off - s->prev_off;
+    return delta > 0 && delta < CAL__DST_JUMP_MAX_S;
+}
+
+/* Whether the repeated wall times of a backward jump at the start of s fire
+ * only before it: cronie for fixed-time jobs, the wall rules for every job
+ * (wall time never goes back); never under the absolute rule. */
+static int rule_once(const struct cal_cron *c, const struct cal__seg *s, enum cal_dst_rule rule)
+{
+    if (rule == CAL_DST_CRONIE)
+        return dst_jump(c, s) < 0;
+    if (rule == CAL_DST_ABSOLUTE || s->start == INT64_MIN)
+        return 0;
+    return s->off < s->prev_off;
+}
+
+/* A fire in the gap of segment s (w: the first matching wall minute from
+ * the gap's start, which lies in the gap).  Returns the instant to answer,
+ * or INT64_MIN to go on searching from *lo (wall seconds). */
+static int64_t gap_fire(const struct cal_zone *z, const struct cal__seg *s, int64_t w, enum cal_dst_rule rule,
+                        int64_t *lo)
+{
+    switch (rule) {
+    case CAL_DST_CRONIE:
+        /* a fixed-time job whose time fell in the gap fires at the jump */
+        return s->start <= CAL_MAX_S ? s->start : INT64_MAX;
+    case CAL_DST_WALL_GAP_NEXT_DAY:
+        /* the time does not exist: the search starts over the next day */
+        *lo = (cal__floor_div(w, CAL__S_PER_DAY) + 1) * CAL__S_PER_DAY;
+        return INT64_MIN;
+    case CAL_DST_WALL_NEG_BACK: {
+        struct cal__seg before;
+        cal__seg_at(z, s->start - 1, &before);
+        if (before.isdst)
+            return w - s->off; /* read with the offset after the gap: an instant before it */
+        return INT64_MIN;
+    }
+    default:
+        return INT64_MIN; /* the time does not exist: it is skipped */
+    }
+}
+
+int64_t cal_cron_next_rule(const struct cal_cron *c, const struct cal_zone *z, int64_t after_s,
+                           enum cal_dst_rule rule)
 {
     cron_check(c);
     if (after_s >= CAL_MAX_S)
@@ -598,17 +651,18 @@ int64_t cal_cron_next(const struct cal_cron *c, const struct cal_zone *z, int64_
     cal__seg_at(z, u0, &s);
     for (int guard = 0;; guard++) {
         SIM_ASSERT(guard < SEG_WALK_MAX);
-        int jump = dst_jump(c, &s);
-        if (jump > 0 && s.start >= u0) {
-            /* a fixed-time job whose time fell in the gap fires at the jump */
+        int64_t lo = (u0 > s.start ? u0 : s.start) + s.off;
+        if (rule_gap(c, &s, rule) && s.start >= u0) {
             int64_t w = memo_first(c, &mm, s.start + s.prev_off);
             if (w == W_NONE_HI)
                 return INT64_MAX;
-            if (w < s.start + s.off)
-                return s.start <= CAL_MAX_S ? s.start : INT64_MAX;
+            if (w < s.start + s.off) {
+                int64_t r = gap_fire(z, &s, w, rule, &lo);
+                if (r != INT64_MIN)
+                    return r;
+            }
         }
-        int64_t lo = (u0 > s.start ? u0 : s.start) + s.off;
-        if (jump < 0 && lo < s.start + s.prev_off)
+        if (rule_once(c, &s, rule) && lo < s.start + s.prev_off)
             lo = s.start + s.prev_off; /* the repeated wall times fired before the change */
         int64_t w = memo_first(c, &mm, lo);
         if (w == W_NONE_HI)
@@ -619,6 +673,11 @@ int64_t cal_cron_next(const struct cal_cron *c, const struct cal_zone *z, int64_
         }
         cal__seg_at(z, s.end, &s);
     }
+}
+
+int64_t cal_cron_next(const struct cal_cron *c, const struct cal_zone *z, int64_t after_s)
+{
+    return cal_cron_next_rule(c, z, after_s, CAL_DST_CRONIE);
 }
 
 int64_t cal_cron_prev(const struct cal_cron *c, const struct cal_zone *z, int64_t before_s)

@@ -24,9 +24,15 @@
 
 extern const struct policy_ops policy_oracle, policy_poll, policy_wakeat, policy_vistimeout, policy_interval,
     policy_heartbeat;
+/* Models of real-world schedulers (docs/policy-<name>.md). */
+extern const struct policy_ops policy_k8s_cronjob, policy_quartz, policy_systemd_timer, policy_temporal_schedule,
+    policy_sqs, policy_pgqueue;
 
 const struct policy_ops *const policy_registry[] = {&policy_oracle, &policy_poll, &policy_wakeat,
-                                                     &policy_vistimeout, &policy_interval, &policy_heartbeat};
+                                                     &policy_vistimeout, &policy_interval, &policy_heartbeat,
+                                                     &policy_k8s_cronjob, &policy_quartz, &policy_systemd_timer,
+                                                     &policy_temporal_schedule, &policy_sqs,
+                                                     &policy_pgqueue};
 const int policy_registry_count = (int)(sizeof policy_registry / sizeof policy_registry[0]);
 
 /* Policies added at run time, in the order they came, each a private copy

@@ -133,6 +133,10 @@ void sim_sched_info(const struct sim *sim, uint32_t handler, struct sim_sched_in
  * horizon or for consumers.  O(1) for every and at; a cron step costs what
  * cal_cron_next costs. */
 int64_t sim_sched_next(const struct sim *sim, uint32_t handler, int64_t after_us, int inclusive);
+/* The latest nominal fire <= t_us, -1 if none (for a policy whose own
+ * engine fires at other instants, to name the nominal due a run serves).
+ * O(1) for every and at; a cron step costs what cal_cron_prev costs. */
+int64_t sim_sched_prev(const struct sim *sim, uint32_t handler, int64_t t_us);
 /* How a policy's own cron engine may read a schedule differently from the
  * scenario's: in another zone (zone != NULL: a cron schedule is evaluated
  * there, as a system that runs cron in UTC does), or with the two day
@@ -141,9 +145,13 @@ int64_t sim_sched_next(const struct sim *sim, uint32_t handler, int64_t after_us
 struct sim_sched_opts {
     const struct cal_zone *zone;   /* NULL: the schedule's own zone */
     int days_and;
+    int dst;                       /* enum cal_dst_rule (sim/cal.h): how the engine reads the
+                                      wall clock at a DST change; 0 = the scenario's rule */
 };
 /* sim_sched_next read with *o.  A cron schedule that never fires under AND
- * has SIM_NEVER. */
+ * has SIM_NEVER.  Under dst = CAL_DST_WALL_NEG_BACK (the model of a bug) the
+ * answer may be <= after_us; under every other rule it is > after_us (>=
+ * with inclusive). */
 int64_t sim_sched_next_opt(const struct sim *sim, uint32_t handler, int64_t after_us, int inclusive,
                            const struct sim_sched_opts *o);
 
@@ -154,6 +162,10 @@ int64_t sim_sched_next_opt(const struct sim *sim, uint32_t handler, int64_t afte
 void *sim_dalloc(struct sim *sim, size_t n);             /* zeroed */
 void *sim_drealloc(struct sim *sim, void *p, size_t n);
 void sim_dfree(struct sim *sim, void *p);
+/* Grows a durable array of elem-byte elements to hold at least need of
+ * them (capacity doubling from 8; *cap updated); returns the array, which
+ * may have moved.  New elements are zeroed. */
+void *sim_dgrow(struct sim *sim, void *p, size_t elem, size_t *cap, size_t need);
 /* The durable allocator in the shape jobs_init wants (ctx: the sim; n = 0
  * frees). */
 void *sim_durable_realloc(void *ctx, void *p, size_t n);
@@ -212,6 +224,11 @@ struct sim_item {
 };
 enum { ITEM_PENDING, ITEM_DONE, ITEM_DROPPED };
 const struct sim_item *sim_item(const struct sim *sim, uint64_t item);
+/* Items published so far: ids are 0 .. sim_item_count() - 1, in publish
+ * order.  A policy whose queue lives outside the host (a message broker, a
+ * database) reads the items published while its host was down from here
+ * at the restart (on_publish reaches only a host that is up). */
+uint64_t sim_item_count(const struct sim *sim);
 uint32_t sim_pending_count(const struct sim *sim, uint32_t consumer);
 /* Publish time of the consumer's oldest pending item, SIM_NEVER if none.
  * O(committed or dropped items ahead of it in its queue). */
@@ -289,6 +306,11 @@ void sim_run_get(const struct sim *sim, uint64_t run, struct sim_run_info *out);
 const uint64_t *sim_run_taken(const struct sim *sim, uint64_t run, uint32_t *n);
 /* Number of runs of this handler currently active. */
 uint32_t sim_active_runs(const struct sim *sim, uint32_t handler);
+/* Ends active run `run` now, as its system kills it (a deleted Kubernetes
+ * Job's pod, a terminated workflow): outcome cutoff, no mutation from here
+ * on, no on_run_end.  Returns 1, or 0 (nothing done) when the run is not
+ * active or the host is not accepting (a graceful stop). */
+int sim_run_cancel(struct sim *sim, uint64_t run);
 
 /* A line of the policy's own in the trace (kind "note"), for people
  * debugging a timeline: what it decided and why.  handler -1: none.  Not

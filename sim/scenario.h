@@ -194,10 +194,17 @@ struct trigger_def {
 };
 
 enum expect_op { OP_LT, OP_LE, OP_GT, OP_GE, OP_EQ, OP_NE };
-/* `expect POLICY[,POLICY...]|* METRIC [for WF.HANDLER] OP VALUE`.
+/* How an expect line judges several seeds: EXPECT_EACH (a bare metric)
+ * holds when it holds in every seed; the others compare one value computed
+ * over the seeds' values: `mean(M)`, `min(M)`, `max(M)`, `pNN(M)` (the
+ * nearest-rank NN-th percentile of the seeds' values, 1 <= NN <= 99). */
+enum expect_agg { EXPECT_EACH, EXPECT_MEAN, EXPECT_MIN, EXPECT_MAX, EXPECT_PCT };
+/* `expect POLICY[,POLICY...]|* METRIC [for WF.HANDLER] OP VALUE`, METRIC
+ * bare or inside an aggregate over seeds (`mean(latency.p50)`).
  * metric is a metric name (metric.h, as checked by scenario_refs.metric:
  * e.g. "lost", "latency.p99", "recovery_ok"); value is a number, a duration
- * (stored in us) or true/false (1/0). */
+ * (stored in us; `inf` is +INFINITY, a censored percentile) or true/false
+ * (1/0); the mean or a percentile of a boolean is a share of seeds (0..1). */
 struct expect_def {
     char **policies;               /* NULL-terminated; {"*"} for every policy */
     char *metric;
@@ -206,6 +213,8 @@ struct expect_def {
     double value;
     char *text;                    /* the line as written, trimmed */
     int line;
+    enum expect_agg agg;           /* EXPECT_EACH unless the metric is inside an aggregate */
+    int agg_pct;                   /* EXPECT_PCT: the percentile, 1..99 */
 };
 
 /* `set POLICY.KEY=VALUE` and `variant NAME POLICY KEY=VALUE...`. */

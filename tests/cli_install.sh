@@ -32,7 +32,9 @@ done
 [ -x "$d/usr/bin/simrun" ] || { echo "FAIL /usr/bin/simrun is not executable"; fail=1; }
 n=$(ls "$d/usr/share/simrun/scenarios/"*.scn | wc -l)
 [ "$n" -eq "$(ls scenarios/*.scn | wc -l)" ] || { echo "FAIL $n bundled scenarios installed"; fail=1; }
-"$d/usr/bin/simrun" validate "$d"/usr/share/simrun/scenarios/*.scn > /dev/null \
+n=$(ls "$d/usr/share/simrun/scenarios/incidents/"*.scn | wc -l)
+[ "$n" -eq "$(ls scenarios/incidents/*.scn | wc -l)" ] || { echo "FAIL $n incident scenarios installed"; fail=1; }
+"$d/usr/bin/simrun" validate "$d"/usr/share/simrun/scenarios/*.scn "$d"/usr/share/simrun/scenarios/incidents/*.scn > /dev/null \
     || { echo "FAIL an installed scenario does not validate"; fail=1; }
 
 # The headers: exactly policy_api.h and its closure, self-sufficient.
