@@ -74,12 +74,16 @@ void sim_sched_info(const struct sim *sim, uint32_t handler, struct sim_sched_in
 {
     SIM_ASSERT(handler < sim->w.nh);
     const struct handler_def *hd = world_hdef(&sim->w, handler);
-    *out = (struct sim_sched_info){.kind = SIM_SCHED_NONE};
+    *out = (struct sim_sched_info){.kind = SIM_SCHED_NONE, .changed_us = -1};
     if (hd->kind != H_PRODUCER)
         return;
-    out->kind = (enum sim_sched_kind)hd->sched.kind;
-    out->every_us = hd->sched.kind == SCHED_EVERY ? hd->sched.every_us : 0;
-    out->cron_days_or = hd->sched.kind == SCHED_CRON && hd->sched.cron.day_or;
+    struct sched_state st;
+    schedule_state_at(&hd->sched, sim->now_us, &st);
+    out->kind = (enum sim_sched_kind)st.kind;
+    out->every_us = st.every_us;
+    out->cron_days_or = st.cron_days_or;
+    out->disabled = !st.enabled;
+    out->changed_us = st.changed_us;
 }
 
 int64_t sim_sched_next_opt(const struct sim *sim, uint32_t handler, int64_t after_us, int inclusive,
@@ -89,17 +93,11 @@ int64_t sim_sched_next_opt(const struct sim *sim, uint32_t handler, int64_t afte
     const struct handler_def *hd = world_hdef(&sim->w, handler);
     if (hd->kind != H_PRODUCER)
         return SIM_NEVER;
-    int rezone = o && o->zone && hd->sched.kind == SCHED_CRON;
-    int to_and = o && o->days_and && hd->sched.kind == SCHED_CRON && hd->sched.cron.day_or;
-    if (!rezone && !to_and)
-        return schedule_next(sim->scn, &hd->sched, after_us, inclusive);
-    /* A copy read differently; the scenario's own stays as written. */
-    struct schedule sc = hd->sched;
-    if (rezone)
-        sc.zone = o->zone;
-    if (to_and && cal_cron_use_and(&sc.cron) != 0)
-        return SIM_NEVER;
-    return schedule_next(sim->scn, &sc, after_us, inclusive);
+    /* Read differently (another zone, AND): cron definitions only; the
+     * scenario's own stays as written. */
+    struct sched_read rd = {.zone = o ? o->zone : NULL, .days_and = o ? o->days_and : 0};
+    return schedule_next_asof(sim->scn, &hd->sched, after_us, inclusive, sim->now_us,
+                              rd.zone || rd.days_and ? &rd : NULL);
 }
 
 /* --- workload properties ---------------------------------------------------- */

@@ -115,6 +115,14 @@ int cal_cron_use_and(struct cal_cron *c);
  * NULL). */
 int cal_cron_parse(const char *expr, unsigned flags, struct cal_cron *out, char *err, size_t errlen,
                    int *err_col);
+/* Builds an expression from its fields' bitsets, for a reader with its own
+ * syntax (a system's configuration grammar): seconds (0: second 0 only),
+ * minutes 0-59, hours 0-23, days of the month 1-31, months 1-12, weekdays
+ * 0-6; bits outside those ranges are ignored.  day_or: cron's OR rule for
+ * the two day fields; wild: the minute or hour field is a '*' one.
+ * Returns 0, or -1 if a field allows no value or it can never fire. */
+int cal_cron_from_bits(struct cal_cron *out, uint64_t seconds, uint64_t minutes, uint64_t hours, uint64_t mdays,
+                       uint64_t months, uint64_t wdays, int day_or, int wild);
 /* First fire > after_s, or INT64_MAX if none before year 10000.  Computed
  * field by field; O(1) per zone transition crossed. */
 int64_t cal_cron_next(const struct cal_cron *c, const struct cal_zone *z, int64_t after_s);

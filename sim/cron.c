@@ -377,6 +377,23 @@ static int cron_parse_fields(struct cron_parser *ps, const char *text, unsigned 
     return 0;
 }
 
+int cal_cron_from_bits(struct cal_cron *out, uint64_t seconds, uint64_t minutes, uint64_t hours, uint64_t mdays,
+                       uint64_t months, uint64_t wdays, int day_or, int wild)
+{
+    memset(out, 0, sizeof *out);
+    out->seconds = (seconds & ((UINT64_C(1) << 60) - 1)) ? seconds & ((UINT64_C(1) << 60) - 1) : 1;
+    out->minutes = minutes & ((UINT64_C(1) << 60) - 1);
+    out->hours = (uint32_t)(hours & ((UINT64_C(1) << 24) - 1));
+    out->mdays = (uint32_t)(mdays & (((UINT64_C(1) << 31) - 1) << 1));
+    out->months = (uint16_t)(months & (((UINT64_C(1) << 12) - 1) << 1));
+    out->wdays = (uint8_t)(wdays & 0x7f);
+    out->day_or = (uint8_t)(day_or != 0);
+    out->wild = (uint8_t)(wild != 0);
+    if (!out->minutes || !out->hours || !out->mdays || !out->months || !out->wdays)
+        return -1;
+    return out->day_or || and_can_fire(out) ? 0 : -1;
+}
+
 int cal_cron_parse(const char *expr, unsigned flags, struct cal_cron *out, char *err, size_t errlen,
                    int *err_col)
 {

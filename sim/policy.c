@@ -152,6 +152,7 @@ int params_init(struct params *ps, const struct policy_ops *ops)
     SIM_ASSERT(ops->nparams <= (int)(sizeof ps->v / sizeof ps->v[0]));
     ps->defs = ops->params;
     ps->n = ops->nparams;
+    ps->grammar = 0;
     for (int i = 0; i < ps->n; i++) {
         char msg[256];
         if (parse_value(&ps->defs[i], ps->defs[i].def, &ps->v[i], msg, sizeof msg) != 0)

@@ -119,16 +119,28 @@ void sim_handler_name(const struct sim *sim, uint32_t handler, char *buf, size_t
  * are computed by the engine (the checker counts dues and misses on the
  * same instants).  Consumers have none. */
 enum sim_sched_kind { SIM_SCHED_NONE, SIM_SCHED_EVERY, SIM_SCHED_AT, SIM_SCHED_CRON };
+/* A schedule can change while the system runs (`disable`, `enable`,
+ * `change` lines: configuration the real system reloads).  The schedule
+ * accessors answer with the schedule in force now: the changes made so
+ * far, and nothing of the future (a later change is not known before it
+ * happens); at the instant of a change the engine calls
+ * on_schedule_change, after which they answer with the new schedule.  The
+ * nominal fires of a changed definition start at the change (`every D`:
+ * change + k * D for k >= 0); enabling again resumes the definition in
+ * force (an `every` keeps its grid); while disabled there are none. */
 struct sim_sched_info {
-    enum sim_sched_kind kind;      /* SIM_SCHED_NONE for consumers */
+    enum sim_sched_kind kind;      /* SIM_SCHED_NONE for consumers (and schedules that never fire) */
     int64_t every_us;              /* EVERY: the period */
     int cron_days_or;              /* CRON: both day fields restricted, combined
                                       with cron's OR (the `and` option clears it) */
+    int disabled;                  /* disabled now */
+    int64_t changed_us;            /* the latest change so far, -1 none */
 };
 void sim_sched_info(const struct sim *sim, uint32_t handler, struct sim_sched_info *out);
-/* The first nominal fire > after_us (>= with inclusive); SIM_NEVER past the
- * horizon or for consumers.  O(1) for every and at; a cron step costs what
- * cal_cron_next costs. */
+/* The first nominal fire > after_us (>= with inclusive) of the schedule in
+ * force now; SIM_NEVER past the horizon, while disabled, or for consumers.
+ * O(1) for every and at without changes (O(changes) with them); a cron
+ * step costs what cal_cron_next costs. */
 int64_t sim_sched_next(const struct sim *sim, uint32_t handler, int64_t after_us, int inclusive);
 /* How a policy's own cron engine may read a schedule differently from the
  * scenario's: in another zone (zone != NULL: a cron schedule is evaluated
@@ -143,6 +155,18 @@ struct sim_sched_opts {
  * has SIM_NEVER. */
 int64_t sim_sched_next_opt(const struct sim *sim, uint32_t handler, int64_t after_us, int inclusive,
                            const struct sim_sched_opts *o);
+
+/* --- the configuration of runs, and outside business ------------------------
+ * sim_deadline: the handler's run deadline (`deadline WF.H D`, as a system
+ * configures a timeout: a run still going D after its start fails then,
+ * which the engine enforces), SIM_NEVER when it has none; a policy that
+ * applies the deadline to its own records (a job's deadline) reads it here.
+ * sim_busy: 1 while workflow instance inst is busy with something outside
+ * the scheduler (`busy WF at T for D`: a user's chat, another lane), as the
+ * system would see by asking; what a busy agent means is the policy's
+ * rule (skip, retry later, or nothing).  O(busy lines). */
+int64_t sim_deadline(const struct sim *sim, uint32_t handler);
+int sim_busy(const struct sim *sim, uint32_t inst);
 
 /* --- durable memory -------------------------------------------------------- */
 
