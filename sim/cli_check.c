@@ -132,7 +132,12 @@ static int check_target(struct check_ctx *cx, const struct scenario *s, const ch
 {
     struct cli_target t;
     char msg[512];
-    if (cli_resolve_target(s, label, NULL, 0, &t, msg, sizeof msg)) {
+    int rc = cli_resolve_target(s, label, NULL, 0, &t, msg, sizeof msg);
+    if (rc == -2) {
+        fprintf(stderr, "%s\n", msg);
+        return 2;
+    }
+    if (rc) {
         fprintf(stderr, "%s: error: %s: %s\n", cli_prog, s->path, msg);
         return 2;
     }
@@ -142,7 +147,7 @@ static int check_target(struct check_ctx *cx, const struct scenario *s, const ch
     struct expect_outcome *eo = xcalloc(s->nexpects, sizeof *eo);
     uint32_t neo = 0;
     check_expects(cx, s, &t, &res, eo, &neo);
-    int rc = 0;
+    rc = 0;
     if (cx->st) {
         int64_t id;
         char err[512];

@@ -101,6 +101,8 @@ static int check_sets(const struct cli_opts *o, struct scenario **scn)
             for (uint16_t v = 0; v < scn[k]->nvariants; v++)
                 if (!strcmp(scn[k]->variants[v].name, cs->policy))
                     base = scn[k]->variants[v].base;
+        /* A scenario variant of a built-in variant reads values with its
+         * grammar too. */
         char msg[512];
         if (policy_check_param(base, cs->key, cs->value, msg, sizeof msg) != 0) {
             fprintf(stderr, "%s: error: --set %s.%s=%s: %s\n", cli_prog, cs->policy, cs->key, cs->value, msg);
@@ -363,8 +365,13 @@ static int resolve_targets(const struct cli_opts *o, struct scenario **scn, stru
             return cli_usage_error("empty policy list '%s'", o->policies ? o->policies : "");
         for (int i = 0; i < nl; i++) {
             char msg[512];
-            if (cli_resolve_target(scn[k], labels[i], o->sets, o->nsets, &targets[k * CLI_MAX_LABELS + i], msg,
-                                   sizeof msg)) {
+            int rc = cli_resolve_target(scn[k], labels[i], o->sets, o->nsets, &targets[k * CLI_MAX_LABELS + i], msg,
+                                        sizeof msg);
+            if (rc == -2) {
+                fprintf(stderr, "%s\n", msg);
+                return 2;
+            }
+            if (rc) {
                 fprintf(stderr, "%s: error: %s: %s\n", cli_prog, scn[k]->path, msg);
                 return 2;
             }

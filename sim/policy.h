@@ -37,7 +37,8 @@
 struct sim;
 struct policy;                     /* each policy defines its own */
 
-/* PARAM_TOD: a local time of day "HH:MM", stored as minutes since midnight.
+/* PARAM_TOD: a local time of day "HH:MM", stored as minutes since midnight
+ * ("24:00" is 1440, the end of the day, for an end time).
  * PARAM_ZONE: an IANA time zone name or "local" (the scenario's zone),
  * stored as the zone's address (0 for "local"; read it with params_zone). */
 enum param_type { PARAM_INT, PARAM_DURATION, PARAM_ENUM, PARAM_BOOL, PARAM_TOD, PARAM_ZONE };
@@ -180,10 +181,17 @@ const struct cal_zone *params_zone(const struct params *ps, const char *key, con
  * order; "" when all are defaults. */
 void params_format(const struct params *ps, char *buf, size_t n);
 
-/* For the scenario parser: is `name` a registered policy?  On no, msg lists
- * the valid names. */
+/* A built-in variant by name (and its policy in *ops), or NULL. */
+const struct policy_variant *policy_variant_find(const char *name, const struct policy_ops **ops);
+/* Applies a built-in variant's settings and grammar to ps (initialised for
+ * its policy).  0, or -1 with msg (a bug in the variant's table). */
+int policy_variant_apply(const struct policy_variant *v, struct params *ps, char *msg, size_t n);
+
+/* For the scenario parser: is `name` a registered policy or a built-in
+ * variant?  On no, msg lists the valid policy names. */
 int policy_check_name(const char *name, char *msg, size_t n);
-/* For the scenario parser: does key=value fit policy `name`? 0 or -1 with msg. */
+/* For the scenario parser: does key=value fit policy `name` (a built-in
+ * variant: as its system's grammar reads the value)?  0 or -1 with msg. */
 int policy_check_param(const char *name, const char *key, const char *value, char *msg, size_t n);
 
 #endif
