@@ -250,6 +250,8 @@ static uint64_t fire(struct policy *p, uint32_t h, enum run_reason why, int64_t 
         return 0;
     }
     s->run = run;
+    if (p->anchor == ANCHOR_START && p->role[h] == ROLE_INTERVAL)
+        s->next_run_at = now_us + sched_interval(p, h); /* written with the trigger time */
     if (rq.due_us >= 0)
         s->next_due = sim_sched_next(p->sim, h, now_us, 0);
     p->running[p->t->h_inst[h]]++;
