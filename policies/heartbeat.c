@@ -225,7 +225,8 @@ static const struct param_def heartbeat_params[] = {
     {"active_equal", PARAM_ENUM, "always", "always|never", 0, 0,
      "docs/calendar.md (equal ends: no restriction); never: OpenAlice@172f094 src/core/scheduler.ts 87-108, "
      "openclaw src/infra/heartbeat-active-hours.ts isWithinActiveHours",
-     "active_start equal to active_end: always active, or never"},
+     "active_start equal to active_end: always active, or never (00:00-00:00, the defaults, is always: no "
+     "active hours)"},
     {"active_hours", PARAM_ENUM, "window", "window|always", 0, 0,
      "seed 004 'Active Hours'; always: what OpenAlice and openclaw do with an unreadable time",
      "window: active_start/active_end apply; always: no active hours"},
@@ -271,6 +272,19 @@ static int64_t job_after(struct policy *p, uint32_t h, int64_t now_us)
     if (p->every_fire && si.kind == SIM_SCHED_EVERY && !si.disabled)
         return now_us + si.every_us < sim_horizon(p->sim) ? now_us + si.every_us : SIM_NEVER;
     return job_next(p, h, now_us, 0);
+}
+
+/* A job's first run when the engine starts at now (deploy, or a restart
+ * whose missed fires are skipped): every_from=fire, an `every` job one
+ * interval later (Open Alice's add() and start()); else its next nominal
+ * fire from now. */
+static int64_t job_first(struct policy *p, uint32_t h, int64_t now_us)
+{
+    struct sim_sched_info si;
+    sim_sched_info(p->sim, h, &si);
+    if (p->every_fire && si.kind == SIM_SCHED_EVERY)
+        return job_after(p, h, now_us);
+    return job_next(p, h, now_us, 1);
 }
 
 /* Sets the agent's cron alarm at its earliest enabled job, at most
@@ -344,14 +358,15 @@ static void arm_flush(struct policy *p, uint32_t a, int64_t at_us)
     ag->flush_timer = sim_timer_at(p->sim, at_us, T_FLUSH, a);
 }
 
-/* requestWake(reason), with the request's own delay (-1: coalesce).  While
- * a cooldown holds the agent, a request only joins the pending wake. */
+/* requestWake(reason), with the request's own delay (-1: coalesce; used
+ * only with coalesce_from=request).  While a cooldown holds the agent, a
+ * request only joins the pending wake. */
 static void request_wake_in(struct policy *p, uint32_t a, enum wake why, int64_t delay_us, int64_t now_us)
 {
     struct agent *ag = &p->ag[a];
     if (p->no_scheduler)
         return; /* no scheduler object: nothing wakes the agent */
-    int64_t at = now_us + (delay_us >= 0 ? delay_us : p->coalesce_us);
+    int64_t at = now_us + (delay_us >= 0 && p->from_request ? delay_us : p->coalesce_us);
     int held = p->cooldown && ag->retry_timer;
     if (ag->pending == WAKE_NONE) {
         ag->pending = (int8_t)why;
@@ -661,7 +676,9 @@ static struct policy *heartbeat_create(struct sim *sim, void *durable, const str
     p->win.start_min = st % 1440;
     p->win.end_min = en % 1440;
     p->win_on = params_get(ps, "active_hours") == 0 && st != en && !(st == 0 && en == 1440);
-    p->win_never = p->win_never && params_get(ps, "active_hours") == 0 && st == en;
+    /* 00:00-00:00, the defaults, is "no active hours configured" (a
+     * system's unset activeHours), never an empty window. */
+    p->win_never = p->win_never && params_get(ps, "active_hours") == 0 && st == en && st != 0;
     p->win.zone = params_zone(ps, "active_tz", sim_zone(sim));
 
     p->ag = xcalloc(p->t->ninst ? p->t->ninst : 1, sizeof *p->ag);
@@ -681,7 +698,7 @@ static struct policy *heartbeat_create(struct sim *sim, void *durable, const str
             if (!is_producer(p, h))
                 continue;
             j->enabled = (uint8_t)p->cron_on;
-            j->next_us = job_next(p, h, 0, 1);
+            j->next_us = job_first(p, h, 0);
         }
         jobs_init(&p->d->dq, sim_durable_realloc, sim);
     }
@@ -708,7 +725,7 @@ static void heartbeat_start(struct policy *p, int restart, int64_t now_us)
             struct hb_job *j = &p->d->jobs[h];
             if (!is_producer(p, h) || !j->enabled || j->next_us >= now_us)
                 continue;
-            j->next_us = job_next(p, h, now_us, 1);
+            j->next_us = job_first(p, h, now_us);
             if (is_one_shot(p, h))
                 j->enabled = 0;
         }
