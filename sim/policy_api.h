@@ -18,7 +18,11 @@
  *  - Its configuration: the topology (handler and workflow instances, each
  *    handler's kind and instance: sim_topo), producers' schedules and their
  *    nominal fires, computed by the engine (sim_sched_next,
- *    sim_sched_next_opt), the calendar (sim_utc_s, sim_zone).
+ *    sim_sched_next_opt) as they are now (changes while running included,
+ *    future ones not), handlers' run deadlines (sim_deadline), the calendar
+ *    (sim_utc_s, sim_zone).
+ *  - Whether an agent is busy outside the scheduler (sim_busy), as the
+ *    system would find by asking its session.
  *  - What has happened: the items published so far and which are pending
  *    (sim_item, sim_pending_count, sim_pending_oldest), its runs' records
  *    and results (sim_run_get, on_run_end), the clock (sim_now).
@@ -35,8 +39,9 @@
  * now_us they are given; none may advance time, and no engine call below
  * re-enters a hook.
  *  - create(durable) then start(restart = 0) at time 0 (deploy).
- *  - on_publish, on_timer, on_run_end, on_trigger, on_part, on_horizon as
- *    things happen, while the host is up and accepting work.
+ *  - on_publish, on_timer, on_run_end, on_trigger (or on_trigger_ex),
+ *    on_part, on_horizon, on_schedule_change as things happen, while the
+ *    host is up and accepting work.
  *  - A host crash: every active run ends crashed (no on_run_end), every
  *    timer, alarm and ticker vanishes, destroy() frees the volatile state.
  *    At the restart: create() with the same durable block, then
@@ -53,7 +58,8 @@
  *  - The end: active runs are cut off, then destroy().
  * Required hooks: create, destroy, start, on_publish, on_timer, on_run_end.
  * Optional (NULL: the default written beside them in sim/policy.h):
- * on_trigger, on_part, on_horizon, on_stop.
+ * on_trigger, on_part, on_horizon, on_stop, on_schedule_change,
+ * on_trigger_ex.
  *
  * STATE AND OWNERSHIP (spec 3).  Durable state is what the real system
  * keeps on disk: the block of ops->durable_size bytes passed to create()
