@@ -149,6 +149,7 @@ struct policy {
     int stopping;                  /* a graceful stop began (on_stop) */
     int heartbeat_on, cron_on, context_key, cron_backoff, dom_dow_and, delivery_retry;
     int requeue, cooldown, busy_skip, ties_last, from_request, held_poll, win_never, no_scheduler, every_fire;
+    int wait_always;               /* recover_wait=always */
 };
 
 static const int64_t cron_delays_us[] = {30 * US_PER_S, US_PER_MIN, 5 * US_PER_MIN, 15 * US_PER_MIN, US_PER_H, 0};
@@ -234,6 +235,11 @@ static const struct param_def heartbeat_params[] = {
      "seed 004 'Scheduler'; with_heartbeat: OpenAlice@172f094 src/main.ts 226-232, 396-404",
      "the wake scheduler runs always, or only when heartbeat_on (without it nothing wakes the agent: cron "
      "events and messages wait in the queue)"},
+    {"recover_wait", PARAM_ENUM, "failed", "failed|always", 0, 0,
+     "seed 004 'Crash Recovery' (the backoff of an entry's failures); always: OpenAlice@172f094 "
+     "src/core/delivery.ts recoverPending 198-248 (backoff(retryCount + 1) before every entry)",
+     "start-up recovery waits before an entry that failed (its backoff), or before every entry, 5 s for one "
+     "that never failed"},
     {"every_from", PARAM_ENUM, "nominal", "nominal|fire", 0, 0,
      "seed 004 '3. Cron'; fire: OpenAlice@172f094 src/core/cron.ts 204-217, 347-387 (tick + interval)",
      "an `every` cron job's next run: the schedule's next instant, or the fire (or run-now) instant + the "
@@ -631,7 +637,14 @@ static void dq_recover(struct policy *p, int64_t now_us)
             jobs_update(t, id, JOB_PENDING, p->delivery_retry == DR_BACKOFF ? now_us + p->budget_us : SIM_NEVER);
             continue;
         }
-        spent[a] += j->attempts ? backoff_delay(&p->dq_bo, j->attempts) : 0;
+        if (p->wait_always && spent[a] + backoff_delay(&p->dq_bo, j->attempts + 1) >= p->budget_us) {
+            /* The next wait would reach the budget: the rest waits too. */
+            spent[a] = p->budget_us;
+            jobs_update(t, id, JOB_PENDING, p->delivery_retry == DR_BACKOFF ? now_us + p->budget_us : SIM_NEVER);
+            continue;
+        }
+        spent[a] += p->wait_always ? backoff_delay(&p->dq_bo, j->attempts + 1)
+                                   : j->attempts ? backoff_delay(&p->dq_bo, j->attempts) : 0;
         jobs_update(t, id, JOB_PENDING, now_us + spent[a]);
     }
     free(spent);
@@ -668,6 +681,7 @@ static struct policy *heartbeat_create(struct sim *sim, void *durable, const str
     p->win_never = params_get(ps, "active_equal") == 1;
     p->no_scheduler = params_get(ps, "scheduler") == 1 && !p->heartbeat_on;
     p->every_fire = params_get(ps, "every_from") == 1;
+    p->wait_always = params_get(ps, "recover_wait") == 1;
     p->cron_bo = backoff_table(cron_delays_us, 0);
     p->dq_bo = backoff_table(dq_delays_us, 0);
 
@@ -917,6 +931,7 @@ static const struct variant_setting alice_settings[] = {
     {"cron_backoff", "none", "src/core/cron.ts 351-384 (errors only if the wake throws; it cannot)"},
     {"dom_dow", "and", "src/core/cron.ts 91-129 (every field must match)"},
     {"delivery_retry", "startup", "src/main.ts 375-393, 418-427 (recovery at the next start only)"},
+    {"recover_wait", "always", "src/core/delivery.ts recoverPending 198-248, computeBackoffMs 57-61"},
 };
 
 static const struct variant_setting openclaw_settings[] = {
