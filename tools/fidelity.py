@@ -112,8 +112,9 @@ def render(rows):
     out.append("| id | system | behaviour | source | variant | reproduced | why not |")
     out.append("|---|---|---|---|---|---|---|")
     for r in rows:
+        what = r["behaviour"] + (" (issue 13's example: %s)" % r["example"] if r.get("example") else "")
         out.append("| %s | %s | %s | %s | `%s` | %s | %s |" % (
-            r["id"], r["system"], cell(r["behaviour"]), cell(r["source"]), r["variant"],
+            r["id"], r["system"], cell(what), cell(r["source"]), r["variant"],
             "yes" if r["ok"] else "**no**", cell(r.get("why", ""))))
     out.append("")
     return "\n".join(out)
@@ -136,6 +137,7 @@ def collect(simrun, files):
             problems.append("%s: not reproduced (%s) and no 'not-reproduced:' line says why" % (path, what))
         rows.append({"id": meta["fidelity"], "system": meta["system"], "behaviour": meta["behaviour"],
                      "source": meta["source"], "variant": meta["variant"], "ok": ok, "why": why,
+                     "example": meta.get("example", ""),
                      "file": path})
     order = {s: i for i, s in enumerate(SYSTEMS)}
     rows.sort(key=lambda r: (order[r["system"]], r["id"]))
