@@ -585,8 +585,13 @@ static int resolve_targets(const struct cli_opts *o, struct scenario **scn, stru
             return cli_usage_error("empty policy list '%s'", o->policies ? o->policies : "");
         for (int i = 0; i < nl; i++) {
             char msg[512];
-            if (cli_resolve_target(scn[k], labels[i], o->sets, o->nsets, &targets[k * CLI_MAX_LABELS + i], msg,
-                                   sizeof msg)) {
+            int rc = cli_resolve_target(scn[k], labels[i], o->sets, o->nsets, &targets[k * CLI_MAX_LABELS + i], msg,
+                                        sizeof msg);
+            if (rc == -2) {
+                fprintf(stderr, "%s\n", msg);
+                return 2;
+            }
+            if (rc) {
                 fprintf(stderr, "%s: error: %s: %s\n", cli_prog, scn[k]->path, msg);
                 return 2;
             }
