@@ -74,36 +74,16 @@ void sim_sched_info(const struct sim *sim, uint32_t handler, struct sim_sched_in
 {
     SIM_ASSERT(handler < sim->w.nh);
     const struct handler_def *hd = world_hdef(&sim->w, handler);
-    *out = (struct sim_sched_info){.kind = SIM_SCHED_NONE};
+    *out = (struct sim_sched_info){.kind = SIM_SCHED_NONE, .changed_us = -1};
     if (hd->kind != H_PRODUCER)
         return;
-    out->kind = (enum sim_sched_kind)hd->sched.kind;
-    out->every_us = hd->sched.kind == SCHED_EVERY ? hd->sched.every_us : 0;
-    out->cron_days_or = hd->sched.kind == SCHED_CRON && hd->sched.cron.day_or;
-}
-
-/* A cron schedule's next fire under another DST rule (sim_sched_opts.dst):
- * the calendar second after the virtual instant, as schedule.c maps them,
- * and back; SIM_NEVER at or past the horizon.  The rule may answer an
- * instant <= after_us (CAL_DST_WALL_NEG_BACK), which is passed on. */
-static int64_t next_by_rule(const struct sim *sim, const struct schedule *sc, int64_t after_us, int inclusive,
-                            enum cal_dst_rule rule)
-{
-    const struct scenario *s = sim->scn;
-    int64_t from_us = inclusive ? after_us : after_us + 1;
-    if (from_us >= s->horizon_us)
-        return SIM_NEVER;
-    if (from_us < 0)
-        from_us = 0;
-    int64_t after_s = s->start_utc_s + (from_us + US_PER_S - 1) / US_PER_S - 1; /* from_us >= 0 */
-    int64_t f = cal_cron_next_rule(&sc->cron, sc->zone, after_s, rule);
-    if (f == INT64_MAX)
-        return SIM_NEVER;
-    int64_t rel = f - s->start_utc_s;
-    if (rel >= s->horizon_us / US_PER_S + 1)
-        return SIM_NEVER;
-    int64_t t = rel * US_PER_S;
-    return t < s->horizon_us ? t : SIM_NEVER;
+    struct sched_state st;
+    schedule_state_at(&hd->sched, sim->now_us, &st);
+    out->kind = (enum sim_sched_kind)st.kind;
+    out->every_us = st.every_us;
+    out->cron_days_or = st.cron_days_or;
+    out->disabled = !st.enabled;
+    out->changed_us = st.changed_us;
 }
 
 int64_t sim_sched_next_opt(const struct sim *sim, uint32_t handler, int64_t after_us, int inclusive,
@@ -113,21 +93,14 @@ int64_t sim_sched_next_opt(const struct sim *sim, uint32_t handler, int64_t afte
     const struct handler_def *hd = world_hdef(&sim->w, handler);
     if (hd->kind != H_PRODUCER)
         return SIM_NEVER;
-    int rezone = o && o->zone && hd->sched.kind == SCHED_CRON;
-    int to_and = o && o->days_and && hd->sched.kind == SCHED_CRON && hd->sched.cron.day_or;
-    int rule = o && hd->sched.kind == SCHED_CRON ? o->dst : CAL_DST_CRONIE;
+    /* Read differently (another zone, AND, another DST rule): cron
+     * definitions only; the scenario's own stays as written. */
+    int rule = o ? o->dst : CAL_DST_CRONIE;
     SIM_ASSERT(rule >= CAL_DST_CRONIE && rule <= CAL_DST_WALL_NEG_BACK);
-    if (!rezone && !to_and && rule == CAL_DST_CRONIE)
-        return schedule_next(sim->scn, &hd->sched, after_us, inclusive);
-    /* A copy read differently; the scenario's own stays as written. */
-    struct schedule sc = hd->sched;
-    if (rezone)
-        sc.zone = o->zone;
-    if (to_and && cal_cron_use_and(&sc.cron) != 0)
-        return SIM_NEVER;
-    if (rule != CAL_DST_CRONIE)
-        return next_by_rule(sim, &sc, after_us, inclusive, (enum cal_dst_rule)rule);
-    return schedule_next(sim->scn, &sc, after_us, inclusive);
+    struct sched_read rd = {.zone = o ? o->zone : NULL, .days_and = o ? o->days_and : 0,
+                            .dst = (enum cal_dst_rule)rule};
+    return schedule_next_asof(sim->scn, &hd->sched, after_us, inclusive, sim->now_us,
+                              rd.zone || rd.days_and || rule != CAL_DST_CRONIE ? &rd : NULL);
 }
 
 int64_t sim_sched_prev(const struct sim *sim, uint32_t handler, int64_t t_us)

@@ -186,13 +186,18 @@ struct cli_target {
     char params_text[512];
 };
 
-/* Resolves a label (registered policy or variant of s) into a target:
- * defaults, then the scenario's `set` lines for the base policy, then those
- * for the variant, then the variant's own pairs, then --set for the base and
- * for the label.  Returns 0, or -1 with msg. */
+/* Resolves a label (registered policy, built-in variant, or variant of s)
+ * into a target: defaults, then the scenario's `set` lines for the base
+ * policy, then a built-in variant's settings and its `set` lines, then
+ * those for the variant, then the variant's own pairs, then --set for the
+ * base and for the label; values are read with the built-in variant's
+ * configuration grammar (sim/grammar.h), and so are the scenario's
+ * schedules, whose fallbacks are warned about on stderr.  Returns 0; -1
+ * with msg; or -2 with msg a whole "file:line:col: error: ..." line. */
 int cli_resolve_target(const struct scenario *s, const char *label, const struct cli_set *sets, int nsets,
                        struct cli_target *t, char *msg, size_t mn);
-/* Every label of a scenario: the registered policies, then its variants. */
+/* Every label of a scenario: the registered policies, then its variants,
+ * then the built-in variants its expect lines name. */
 int cli_all_labels(const struct scenario *s, const char **out, int max);
 /* Checks that every --set names a registered policy (or a variant of one
  * of the scenarios) and a valid KEY=VALUE for it; 0, or 2 after printing

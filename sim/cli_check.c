@@ -415,8 +415,13 @@ static int resolve_check_targets(struct check_ctx *cx)
             if (!used || !wanted)
                 continue;
             char msg[512];
-            if (cli_resolve_target(s, labels[i], o->sets, o->nsets, &cx->targets[k * CLI_MAX_LABELS + nt], msg,
-                                   sizeof msg)) {
+            int rc = cli_resolve_target(s, labels[i], o->sets, o->nsets, &cx->targets[k * CLI_MAX_LABELS + nt],
+                                        msg, sizeof msg);
+            if (rc == -2) {
+                fprintf(stderr, "%s\n", msg); /* a whole file:line:col diagnostic */
+                return 2;
+            }
+            if (rc) {
                 fprintf(stderr, "%s: error: %s: %s\n", cli_prog, s->path, msg);
                 return 2;
             }

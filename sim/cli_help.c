@@ -202,6 +202,9 @@ static void print_bash(FILE *f)
     fputs("\"\n    local policies=\"", f);
     for (int i = 0; i < policy_count(); i++)
         fprintf(f, "%s%s", i ? " " : "", policy_at(i)->name);
+    for (int i = 0; i < policy_count(); i++) /* built-in variants run by name like a policy */
+        for (int k = 0; k < policy_at(i)->nvariants; k++)
+            fprintf(f, " %s", policy_at(i)->variants[k].name);
     fputs("\"\n    local params=\"", f);
     int n = 0;
     for (int i = 0; i < policy_count(); i++)

@@ -131,7 +131,12 @@ static int label_cols(const struct cli_opts *o, const struct scenario *s, const 
 {
     struct cli_target t;
     char msg[1024];
-    if (cli_resolve_target(s, label, o->sets, o->nsets, &t, msg, sizeof msg)) {
+    int rc = cli_resolve_target(s, label, o->sets, o->nsets, &t, msg, sizeof msg);
+    if (rc == -2) { /* a whole diagnostic: a schedule its system's grammar rejects */
+        fprintf(stderr, "%s\n", msg);
+        return 2;
+    }
+    if (rc) {
         fprintf(stderr, "%s: error: %s: %s\n", cli_prog, s->path, msg);
         return 2;
     }

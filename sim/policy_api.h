@@ -21,7 +21,11 @@
  *  - Its configuration: the topology (handler and workflow instances, each
  *    handler's kind and instance: sim_topo), producers' schedules and their
  *    nominal fires, computed by the engine (sim_sched_next,
- *    sim_sched_next_opt), the calendar (sim_utc_s, sim_zone).
+ *    sim_sched_next_opt) as they are now (changes while running included,
+ *    future ones not), handlers' run deadlines (sim_deadline), the calendar
+ *    (sim_utc_s, sim_zone).
+ *  - Whether an agent is busy outside the scheduler (sim_busy), as the
+ *    system would find by asking its session.
  *  - What has happened: the items published so far and which are pending
  *    (sim_item, sim_pending_count, sim_pending_oldest), its runs' records
  *    and results (sim_run_get, on_run_end), the clock (sim_now).
@@ -38,8 +42,9 @@
  * now_us they are given; none may advance time, and no engine call below
  * re-enters a hook.
  *  - create(durable) then start(restart = 0) at time 0 (deploy).
- *  - on_publish, on_timer, on_run_end, on_trigger, on_part, on_horizon as
- *    things happen, while the host is up and accepting work.
+ *  - on_publish, on_timer, on_run_end, on_trigger (or on_trigger_ex),
+ *    on_part, on_horizon, on_schedule_change as things happen, while the
+ *    host is up and accepting work.
  *  - A host crash: every active run ends crashed (no on_run_end), every
  *    timer, alarm and ticker vanishes, destroy() frees the volatile state.
  *    At the restart: create() with the same durable block, then
@@ -56,7 +61,8 @@
  *  - The end: active runs are cut off, then destroy().
  * Required hooks: create, destroy, start, on_publish, on_timer, on_run_end.
  * Optional (NULL: the default written beside them in sim/policy.h):
- * on_trigger, on_part, on_horizon, on_stop.
+ * on_trigger, on_part, on_horizon, on_stop, on_schedule_change,
+ * on_trigger_ex.
  *
  * STATE AND OWNERSHIP (spec 3).  Durable state is what the real system
  * keeps on disk: the block of ops->durable_size bytes passed to create()
@@ -122,16 +128,28 @@ void sim_handler_name(const struct sim *sim, uint32_t handler, char *buf, size_t
  * are computed by the engine (the checker counts dues and misses on the
  * same instants).  Consumers have none. */
 enum sim_sched_kind { SIM_SCHED_NONE, SIM_SCHED_EVERY, SIM_SCHED_AT, SIM_SCHED_CRON };
+/* A schedule can change while the system runs (`disable`, `enable`,
+ * `change` lines: configuration the real system reloads).  The schedule
+ * accessors answer with the schedule in force now: the changes made so
+ * far, and nothing of the future (a later change is not known before it
+ * happens); at the instant of a change the engine calls
+ * on_schedule_change, after which they answer with the new schedule.  The
+ * nominal fires of a changed definition start at the change (`every D`:
+ * change + k * D for k >= 0); enabling again resumes the definition in
+ * force (an `every` keeps its grid); while disabled there are none. */
 struct sim_sched_info {
-    enum sim_sched_kind kind;      /* SIM_SCHED_NONE for consumers */
+    enum sim_sched_kind kind;      /* SIM_SCHED_NONE for consumers (and schedules that never fire) */
     int64_t every_us;              /* EVERY: the period */
     int cron_days_or;              /* CRON: both day fields restricted, combined
                                       with cron's OR (the `and` option clears it) */
+    int disabled;                  /* disabled now */
+    int64_t changed_us;            /* the latest change so far, -1 none */
 };
 void sim_sched_info(const struct sim *sim, uint32_t handler, struct sim_sched_info *out);
-/* The first nominal fire > after_us (>= with inclusive); SIM_NEVER past the
- * horizon or for consumers.  O(1) for every and at; a cron step costs what
- * cal_cron_next costs. */
+/* The first nominal fire > after_us (>= with inclusive) of the schedule in
+ * force now; SIM_NEVER past the horizon, while disabled, or for consumers.
+ * O(1) for every and at without changes (O(changes) with them); a cron
+ * step costs what cal_cron_next costs. */
 int64_t sim_sched_next(const struct sim *sim, uint32_t handler, int64_t after_us, int inclusive);
 /* The latest nominal fire <= t_us, -1 if none (for a policy whose own
  * engine fires at other instants, to name the nominal due a run serves).
@@ -154,6 +172,18 @@ struct sim_sched_opts {
  * with inclusive). */
 int64_t sim_sched_next_opt(const struct sim *sim, uint32_t handler, int64_t after_us, int inclusive,
                            const struct sim_sched_opts *o);
+
+/* --- the configuration of runs, and outside business ------------------------
+ * sim_deadline: the handler's run deadline (`deadline WF.H D`, as a system
+ * configures a timeout: a run still going D after its start fails then,
+ * which the engine enforces), SIM_NEVER when it has none; a policy that
+ * applies the deadline to its own records (a job's deadline) reads it here.
+ * sim_busy: 1 while workflow instance inst is busy with something outside
+ * the scheduler (`busy WF at T for D`: a user's chat, another lane), as the
+ * system would see by asking; what a busy agent means is the policy's
+ * rule (skip, retry later, or nothing).  O(busy lines). */
+int64_t sim_deadline(const struct sim *sim, uint32_t handler);
+int sim_busy(const struct sim *sim, uint32_t inst);
 
 /* --- durable memory -------------------------------------------------------- */
 

@@ -148,6 +148,7 @@ enum ev_kind {
     EV_END,
     EV_CUTOFF,        /* a: stop def whose grace ran out */
     EV_ALARM,         /* a: alarm; kind's high bits: epoch */
+    EV_SCHED,         /* a: workflow << 16 | handler template, b: its change */
 };
 #define EV_KIND(k) ((k) & 0xffu)
 #define EV_EPOCH(k) ((k) >> 8)
@@ -187,6 +188,7 @@ struct handler_state {
     uint64_t src_cursor;           /* producers: next source arrival to publish */
     uint32_t streak;               /* consecutive empty runs with no new item */
     int64_t streak_start_us;
+    uint32_t nwork, nall;          /* runs counted for deterministic failures (sim_fault.c) */
 };
 
 struct ticker {
@@ -208,7 +210,8 @@ struct alarm {
 };
 
 struct sim {
-    const struct scenario *scn;
+    const struct scenario *scn;    /* the scenario as the policy's grammar reads it */
+    struct scenario *eff;          /* that reading, when it is a copy (sim/grammar.h); else NULL */
     struct world w;
     struct evq *q;
     struct facts fx;               /* the checker, the fingerprint, the trace */
@@ -348,6 +351,18 @@ void sim__stop_complete(struct sim *sim);
 /* EV_CRASH and EV_RESTART of crash definition ci. */
 void sim__crash(struct sim *sim, uint32_t ci);
 void sim__restart(struct sim *sim, uint32_t ci);
+
+/* sim_fault.c.  The run's failure, drawn at its start (has_work 0: only
+ * rules marked `empty` apply), and its deadline, which cuts the phase
+ * durations d[] (prepare, mutate, emit) where it falls and fails it there. */
+void sim__draw_failure(struct sim *sim, struct run_rec *r, int has_work);
+void sim__apply_deadline(struct sim *sim, struct run_rec *r, int64_t d[3]);
+/* Pushes an EV_SCHED per schedule change; EV_SCHED's dispatch (a note,
+ * then on_schedule_change for each instance while the host accepts). */
+void sim__changes_setup(struct sim *sim);
+void sim__sched_change(struct sim *sim, uint32_t a, uint64_t b);
+/* EV_TRIGGER: the fact, then on_trigger_ex (or on_trigger) per instance. */
+void sim__trigger(struct sim *sim, const struct trigger_def *t);
 
 /* sim/api.c.  Builds and frees what sim_topo and its neighbours return
  * (at setup, after the world; at the end). */

@@ -154,26 +154,6 @@ static void busy_guard(struct sim *sim, uint32_t handler, int has_work)
     }
 }
 
-/* The failure of a run with work, drawn from the handler's own fault
- * stream (delivery failures are drawn per attempt, in sim_deliver). */
-static void draw_failure(struct handler_state *hs, const struct handler_def *hd, struct run_rec *r)
-{
-    uint32_t u = (uint32_t)rng_below(&hs->fault, 1000000);
-    uint32_t acc = 0;
-    for (uint8_t k = 0; k < hd->nfails; k++) {
-        if (hd->fails[k].cls == FAIL_DELIVERY)
-            continue;
-        acc += hd->fails[k].ppm;
-        if (u < acc) {
-            r->fail = (uint8_t)hd->fails[k].cls;
-            r->fail_phase = (uint8_t)hd->fails[k].phase;
-            if (r->fail == FAIL_INDETERMINATE)
-                r->mut_if_fail = (uint8_t)rng_below(&hs->fault, 2);
-            return;
-        }
-    }
-}
-
 /* Draws the run's duration (and failure) and schedules its first phase
  * boundary: an empty run goes straight to emitting for its idle time; a
  * resumed run only emits; any other prepares, mutates and emits. */
@@ -183,16 +163,25 @@ static void schedule_phases(struct sim *sim, uint64_t id, int has_work)
     struct handler_state *hs = &sim->hs[r->handler];
     const struct handler_def *hd = world_hdef(&sim->w, r->handler);
     if (!has_work) {
-        int64_t d = draw(&hs->dur, &hd->idle);
+        int64_t dd[3] = {0, 0, draw(&hs->dur, &hd->idle)};
+        sim__draw_failure(sim, r, 0);
+        sim__apply_deadline(sim, r, dd);
         r->phase = PHASE_EMITTING;
         r->t_mut_us = -1;
-        r->ev = evq_push(sim->q, sim->now_us + d, EV_PHASE, 0, id);
+        r->ev = evq_push(sim->q, sim->now_us + dd[2], EV_PHASE, 0, id);
         return;
     }
     int64_t d = draw(&hs->dur, &hd->runs);
-    int64_t prep = d * hd->split_pct[0] / 100, mut = d * hd->split_pct[1] / 100;
-    int64_t emit = d - prep - mut;
-    draw_failure(hs, hd, r);
+    int64_t dd[3] = {d * hd->split_pct[0] / 100, d * hd->split_pct[1] / 100, 0};
+    dd[2] = d - dd[0] - dd[1];
+    sim__draw_failure(sim, r, 1);
+    if (r->resume_of) {
+        dd[0] = dd[1] = 0;
+        if (r->fail && r->fail_phase < PHASE_EMITTING)
+            r->fail_phase = PHASE_EMITTING;
+    }
+    sim__apply_deadline(sim, r, dd);
+    int64_t prep = dd[0], mut = dd[1], emit = dd[2];
     if (r->resume_of) {
         r->phase = PHASE_EMITTING;
         r->t_mut_us = -1;
@@ -202,7 +191,7 @@ static void schedule_phases(struct sim *sim, uint64_t id, int has_work)
         r->ev = evq_push(sim->q, r->end_us, EV_PHASE, 0, id);
     } else {
         r->t_mut_us = sim->now_us + prep + mut;
-        r->end_us = sim->now_us + d;
+        r->end_us = sim->now_us + prep + mut + emit;
         r->ev = evq_push(sim->q, sim->now_us + prep, EV_PHASE, 0, id);
     }
 }

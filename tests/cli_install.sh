@@ -75,7 +75,7 @@ for c in $cmds; do
     done
 done
 
-# Bash completion: commands, options, policies, parameters.
+# Bash completion: commands, options, policies (and built-in variants), parameters.
 comp() {  # comp WORD... : the completions of the last word
     bash -c 'source "$1"; shift; COMP_WORDS=("$@"); COMP_CWORD=$(($# - 1)); _simrun; printf "%s\n" "${COMPREPLY[@]}"' \
         _ "$d/usr/share/bash-completion/completions/simrun" "$@"
@@ -87,6 +87,7 @@ want() {  # want WORD "COMPLETIONS..." LINE...
 want r "report run" simrun r
 want se "--seed --seeds --set" simrun run --se
 want pol "oracle,poll" simrun run -p oracle,po
+want kee "keepai" simrun run -p kee
 want par "poll.period=" simrun run --set poll.pe
 for c in $cmds; do
     opts=$("$SIMRUN" "$c" --help | sed -n 's/^  \(-[^ ,]*\(, --[^ ]*\)\{0,1\}\).*/\1/p' | tr -d , | tr ' ' '\n' | sort)

@@ -5,8 +5,9 @@
 # built-in policy (-p, set, variant, expect, -j, the database).  Every bad
 # plugin is a clear error with exit 2 (file:line:col for a scenario line):
 # a missing file, not a shared object, a missing symbol, a wrong ABI, a
-# missing required hook, a name clash with a built-in policy or another
-# plugin, a bad parameter table.
+# missing required hook, a name clash with a built-in policy, a built-in
+# variant or another plugin, built-in variants of its own, a bad parameter
+# table.
 set -u
 : "${SIMRUN:?}"
 tmp=$(mktemp -d)
@@ -31,6 +32,12 @@ build nosym "${base[@]/-DSYMBOL=simrun_policy/-DSYMBOL=some_policy}"
 build clash "${base[@]/-DNAME=\"debounce\"/-DNAME=\"poll\"}"
 build badname "${base[@]/-DNAME=\"debounce\"/-DNAME=\"2x\"}"
 build baddefault "${base[@]/-DDEFAULT=\"30s\"/-DDEFAULT=\"soon\"}"
+build variantname "${base[@]/-DNAME=\"debounce\"/-DNAME=\"keepai\"}"
+# A plugin that declares built-in variants (only simrun's own policies may).
+sed 's/^    .name = NAME,/    .name = NAME, .variants = \&(const struct policy_variant){"dv", "", "", "simrun", NULL, 0}, .nvariants = 1,/' \
+    "$tmp/src.c" > "$tmp/src_v.c"
+cc -std=c11 -fPIC -shared -I"$top" "${base[@]}" -o "$tmp/withvariants.so" "$tmp/src_v.c" \
+    || { echo "FAIL cannot build withvariants"; fail=1; }
 cp "$tmp/good.so" "$tmp/copy.so"
 echo "not an ELF file" > "$tmp/text.so"
 
@@ -89,6 +96,8 @@ bad "two plugins, one name" "policy 'debounce' is already defined by '$tmp/good.
     policies --policy "$tmp/good.so" --policy "$tmp/copy.so"
 bad "bad name" "its policy name is not a valid name" policies --policy "$tmp/badname.so"
 bad "bad default" "the default of parameter 'delay' is bad" policies --policy "$tmp/baddefault.so"
+bad "built-in variant name" "policy 'keepai' has the name of a built-in variant" policies --policy "$tmp/variantname.so"
+bad "declares variants" "policy 'debounce' declares built-in variants" policies --policy "$tmp/withvariants.so"
 # In a scenario: file:line:col at the path, and nothing written.
 sed 's|^plugin lib/debounce.so$|plugin lib/nohook.so|' "$tmp/scn/p.scn" > "$tmp/scn/bad.scn"
 cp "$tmp/nohook.so" "$tmp/scn/lib/"
