@@ -3,8 +3,9 @@
 #
 #     bash bench/sweep_db.sh [SIMRUN] [REPEATS]      (default ./simrun, 3)
 #
-# runs `simrun run scenarios/mail.scn --seeds 1..40 --db X` (6 policies x
-# 40 seeds = 240 runs, each committed in its own transaction) REPEATS times
+# runs `simrun run scenarios/mail.scn --seeds 1..40 --db X` (every
+# registered policy x 40 seeds, each run committed in its own transaction;
+# the count is printed) REPEATS times
 # with -j 1 and with -j 2, alternating, each into a fresh database in
 # $TMPDIR, and prints for every run:
 #   wall   the elapsed time;
@@ -73,6 +74,7 @@ for r in $(seq 1 "$reps"); do
         printf '  run %d  -j %d  wall %6.2f s  cpu %6.2f s  wait %6.2f s  alone %6.2f s\n' "$r" "$j" "$w" "$c" "$wt" "$a"
     done
 done
+echo "runs per sweep: $(sqlite3 "$work/x.db" 'select count(*) from runs' 2> /dev/null || echo '?')"
 median() { tr ' ' '\n' | grep . | sort -g | awk '{a[NR] = $1} END {print (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2}'; }
 for j in 1 2; do
     printf 'median  -j %d: wall %s s, cpu %s s, alone %s s\n' "$j" "$(echo "${wall[$j]}" | median)" \
