@@ -879,6 +879,11 @@ static void line_failed(struct parser *p, const struct line *L, uint16_t nh_befo
         struct handler_def *h = &wf->handlers[--wf->nhandlers];
         free(h->name);
         free(h->sched.text);
+        free(h->sched.value);
+        for (uint32_t c = 0; c < h->sched.nchanges; c++)
+            free(h->sched.changes[c].value);
+        free(h->sched.changes);
+        memset(h, 0, sizeof *h);
         s->nhandler_instances -= wf->count;
     }
     if (L->ntok > 1) {
