@@ -87,6 +87,7 @@ struct evq {
     size_t dead;       /* cancelled events whose entries are still queued */
     uint64_t next_seq;
     int64_t now_us;
+    size_t bytes;      /* capacities of slots and buckets, in bytes */
     /* Peek cache: when min_valid, min_key is the smallest live key, it lies
      * in the lowest non-empty bucket, and all smaller keys there are dead.
      * Lets a pop right after a peek skip the search for the minimum.  Any
@@ -116,15 +117,17 @@ static inline evq_handle make_handle(uint32_t gen, uint32_t idx)
     return ((uint64_t)gen << 32) | ((uint64_t)idx + 1);
 }
 
-static void __attribute__((noinline)) bucket_grow(struct evq_bucket *bk)
+static void __attribute__((noinline)) bucket_grow(struct evq *q, struct evq_bucket *bk)
 {
+    size_t cap = bk->cap;
     bk->v = xgrow(bk->v, sizeof *bk->v, &bk->cap, bk->len + 1);
+    q->bytes += (bk->cap - cap) * sizeof *bk->v;
 }
 
-static inline void bucket_append(struct evq_bucket *bk, uint64_t key, uint32_t slot)
+static inline void bucket_append(struct evq *q, struct evq_bucket *bk, uint64_t key, uint32_t slot)
 {
     if (bk->len == bk->cap)
-        bucket_grow(bk);
+        bucket_grow(q, bk);
     struct evq_entry *e = &bk->v[bk->len++];
     e->key = key;
     e->slot = slot;
@@ -139,7 +142,9 @@ static inline uint32_t slot_alloc(struct evq *q)
         return idx;
     }
     SIM_ASSERT(q->nslots < EVQ_SLOTS_MAX);
+    size_t cap = q->cap_slots;
     q->slots = xgrow(q->slots, sizeof *q->slots, &q->cap_slots, q->nslots + 1);
+    q->bytes += (q->cap_slots - cap) * sizeof *q->slots;
     idx = (uint32_t)q->nslots++;
     q->slots[idx].gen = 1;
     return idx;
@@ -196,6 +201,11 @@ size_t evq_size(const struct evq *q)
     return q->live;
 }
 
+size_t evq_bytes(const struct evq *q)
+{
+    return q->bytes;
+}
+
 int64_t evq_now(const struct evq *q)
 {
     return q->now_us;
@@ -213,7 +223,7 @@ evq_handle evq_push(struct evq *q, int64_t time_us, uint32_t kind, uint32_t a, u
     s->link = SLOT_LIVE;
     uint64_t key = key_of(time_us);
     unsigned j = bucket_of(key, q->last);
-    bucket_append(&q->bk[j], key, idx);
+    bucket_append(q, &q->bk[j], key, idx);
     if (j)
         q->mask |= UINT64_C(1) << (j - 1);
     q->live++;
@@ -317,7 +327,7 @@ static void refill(struct evq *q)
             continue;
         }
         unsigned j = bucket_of(key, m); /* < i, so the shift below is defined */
-        bucket_append(&q->bk[j], key, v[k].slot);
+        bucket_append(q, &q->bk[j], key, v[k].slot);
         filled |= UINT64_C(1) << j;
     }
     q->mask |= filled >> 1;
@@ -326,6 +336,7 @@ static void refill(struct evq *q)
      * different times (the first spread empties all of bucket 64), and
      * keeping every one of them would hold several times the live size. */
     if (bk->cap >= EVQ_BUCKET_KEEP) {
+        q->bytes -= bk->cap * sizeof *bk->v;
         free(bk->v);
         bk->v = NULL;
         bk->cap = 0;

@@ -40,6 +40,7 @@ const char *sim_status_name(enum sim_status s)
     case SIM_OK: return "ok";
     case SIM_LIVELOCK: return "livelock";
     case SIM_EVENT_LIMIT: return "event-limit";
+    case SIM_MEMORY_LIMIT: return "memory-limit";
     }
     return "?";
 }
@@ -47,8 +48,12 @@ const char *sim_status_name(enum sim_status s)
 void *sim_dalloc(struct sim *sim, size_t n)
 {
     void *p = xcalloc(1, n);
+    size_t cap = sim->dalloc_cap;
     sim->dallocs = xgrow(sim->dallocs, sizeof *sim->dallocs, &sim->dalloc_cap, sim->ndalloc + 1);
-    sim->dallocs[sim->ndalloc++] = p;
+    sim->dalloc_sz = xgrow(sim->dalloc_sz, sizeof *sim->dalloc_sz, &cap, sim->ndalloc + 1);
+    sim->dallocs[sim->ndalloc] = p;
+    sim->dalloc_sz[sim->ndalloc++] = n;
+    sim->mem_var += n;
     return p;
 }
 
@@ -59,6 +64,9 @@ void *sim_drealloc(struct sim *sim, void *p, size_t n)
     for (size_t i = 0; i < sim->ndalloc; i++) {
         if (sim->dallocs[i] == p) {
             sim->dallocs[i] = xrealloc(p, n);
+            sim->mem_var += n;
+            sim->mem_var -= sim->dalloc_sz[i];
+            sim->dalloc_sz[i] = n;
             return sim->dallocs[i];
         }
     }
@@ -71,7 +79,10 @@ void sim_dfree(struct sim *sim, void *p)
     for (size_t i = 0; i < sim->ndalloc; i++) {
         if (sim->dallocs[i] == p) {
             free(p);
-            sim->dallocs[i] = sim->dallocs[--sim->ndalloc];
+            sim->mem_var -= sim->dalloc_sz[i];
+            sim->ndalloc--;
+            sim->dallocs[i] = sim->dallocs[sim->ndalloc];
+            sim->dalloc_sz[i] = sim->dalloc_sz[sim->ndalloc];
             return;
         }
     }
@@ -212,9 +223,15 @@ static void setup(struct sim *sim)
     sim->orphans = xcalloc(sim->w.ninst ? sim->w.ninst : 1, sizeof *sim->orphans);
     sim->hs = xcalloc(sim->w.nh ? sim->w.nh : 1, sizeof *sim->hs);
     for (uint32_t h = 0; h < sim->w.nh; h++) {
-        sim->hs[h].dur = rng_stream(seed, RNG_DURATION, h, 0);
-        sim->hs[h].fault = rng_stream(seed, RNG_FAULT, h, 0);
+        struct handler_state *hs = &sim->hs[h];
+        hs->dur = rng_stream(seed, RNG_DURATION, h, 0);
+        hs->fault = rng_stream(seed, RNG_FAULT, h, 0);
+        hs->pend_head = hs->pend_tail = hs->latest = ITEM_NIL;
     }
+    sim->items_free = sim->runs_free = ITEM_NIL;
+    idmap_init(&sim->item_map);
+    idmap_init(&sim->run_map);
+    sim__mem_setup(sim);
     /* Publish streams: one per (publish line, instance that has the topic).
      * The topic is looked up once per template, not once per instance. */
     for (uint32_t p = 0; p < s->npubs; p++) {
@@ -230,6 +247,7 @@ static void setup(struct sim *sim)
                 sim->pubs = xgrow(sim->pubs, sizeof *sim->pubs, &sim->pubs_cap, sim->npubs + 1);
                 struct pub_stream *ps = &sim->pubs[sim->npubs];
                 ps->topic = sim->w.inst_first_t[in] + (uint32_t)t;
+                ps->origin = p;
                 arr_init(&ps->g, &s->pubs[p].arr, s, rng_stream(seed, RNG_PUBLISH, p, in),
                          rng_stream(seed, RNG_KEYS, p, in));
                 if (ps->g.next_us != SIM_NEVER)
@@ -269,7 +287,7 @@ static void dispatch(struct sim *sim, const struct evq_event *ev)
         break;
     case EV_PHASE:
         sim__policy_event(sim);
-        sim__run_phase(sim, ev->b);
+        sim__run_phase(sim, ev->a, ev->b);
         break;
     case EV_TIMER:
         if (EV_EPOCH(ev->kind) != (sim->epoch & 0xffffffu) || !sim->accepting)
@@ -328,6 +346,43 @@ static void dispatch(struct sim *sim, const struct evq_event *ev)
     }
 }
 
+/* Frees everything the simulation holds (the checker is already gone). */
+static void sim_free(struct sim *sim)
+{
+    const struct scenario *s = sim->scn;
+    evq_free(sim->q);
+    for (size_t i = 0; i < sim->ndalloc; i++)
+        free(sim->dallocs[i]);
+    free(sim->dallocs);
+    free(sim->dalloc_sz);
+    for (size_t i = 0; i < (size_t)sim->w.ninst * s->nsources; i++) {
+        free(sim->srcs[i].t_us);
+        free(sim->srcs[i].key);
+    }
+    free(sim->srcs);
+    free(sim->hs);
+    free(sim->items);
+    idmap_free(&sim->item_map);
+    free(sim->orphans);
+    for (uint32_t i = 0; i < sim->runs_hw; i++)
+        free(sim->runs[i].big);
+    free(sim->runs);
+    idmap_free(&sim->run_map);
+    free(sim->active);
+    free(sim->pubs);
+    free(sim->tickers);
+    sim__api_free(sim);
+    sim__mem_free(sim);
+    free(sim->crash_down);
+    free(sim->crash_rng);
+    free(sim->sc_items);
+    free(sim->sc_ids);
+    free(sim->sc_slots);
+    free(sim->sc_take);
+    world_free(&sim->w);
+    free(sim);
+}
+
 void sim_run(const struct scenario *s, const struct policy_ops *ops, const struct params *ps,
              const struct sim_opts *o, struct sim_result *out)
 {
@@ -356,17 +411,19 @@ void sim_run(const struct scenario *s, const struct policy_ops *ops, const struc
             sim__stop(sim, SIM_EVENT_LIMIT, m);
             break;
         }
+        if (sim__mem_check(sim))
+            break;
         dispatch(sim, &ev);
     }
 
     /* The end: runs still active are cut off; the host stops. */
     while (sim->nactive) {
-        uint64_t id = sim->active[0];
-        struct run_rec *r = &sim->runs[id];
+        uint32_t slot = sim->active[0];
+        struct run_rec *r = &sim->runs[slot];
         if (r->ev)
             evq_cancel(sim->q, r->ev);
         r->ev = 0;
-        sim__run_finish(sim, id, OUT_CUTOFF);
+        sim__run_finish(sim, slot, OUT_CUTOFF);
     }
     if (sim->host_up) {
         sim__tickers_stop_all(sim);
@@ -376,36 +433,10 @@ void sim_run(const struct scenario *s, const struct policy_ops *ops, const struc
         sim->accepting = 0;
     }
     out->end_us = sim->now_us;
+    out->peak_memory = sim->mem_peak;
     facts_close(&sim->fx, sim->now_us, out);
     out->ck.livelock = out->status == SIM_LIVELOCK;
-
-    evq_free(sim->q);
-    for (size_t i = 0; i < sim->ndalloc; i++)
-        free(sim->dallocs[i]);
-    free(sim->dallocs);
-    for (size_t i = 0; i < (size_t)sim->w.ninst * s->nsources; i++) {
-        free(sim->srcs[i].t_us);
-        free(sim->srcs[i].key);
-    }
-    free(sim->srcs);
-    for (uint32_t h = 0; h < sim->w.nh; h++)
-        free(sim->hs[h].pend);
-    free(sim->hs);
-    free(sim->items);
-    free(sim->orphans);
-    free(sim->runs);
-    free(sim->taken);
-    free(sim->active);
-    free(sim->pubs);
-    free(sim->tickers);
-    sim__api_free(sim);
-    free(sim->crash_down);
-    free(sim->crash_rng);
-    free(sim->sc_items);
-    free(sim->sc_ids);
-    free(sim->sc_take);
-    world_free(&sim->w);
-    free(sim);
+    sim_free(sim);
 }
 
 void sim_result_free(struct sim_result *r)

@@ -271,3 +271,8 @@ void fact_note(struct facts *f, int64_t handler, const char *fmt, va_list ap)
         emit(f, &r);
     }
 }
+
+void fact_item_retired(struct facts *f, uint64_t item)
+{
+    checker_item_retire(f->ck, item, *f->now);
+}
