@@ -20,6 +20,7 @@ static const struct cli_option check_options[] = {
     CLI_STRING(0, "junit", "FILE", struct cli_opts, junit, "also write a JUnit XML report"),
     CLI_STRING(0, "db", "FILE", struct cli_opts, db, "also write the results to this SQLite database"),
     CLI_FLAG('q', "quiet", struct cli_opts, quiet, "print failures only"),
+    CLI_MAX_MEMORY_OPTION,
     CLI_END,
 };
 
@@ -45,6 +46,7 @@ struct check_ctx {
     FILE *junit;                   /* NULL without --junit */
     struct store *st;              /* NULL without --db */
     int npass, nfail;
+    int memory_stop;               /* a run reached the memory budget: exit 2 */
 };
 
 /* Whether v `op` want holds. */
@@ -137,8 +139,11 @@ static int check_target(struct check_ctx *cx, const struct scenario *s, const ch
         return 2;
     }
     struct sim_result res;
-    struct sim_opts so = {.seed = seed, .max_events = cx->o->max_events, .label = t.label};
+    struct sim_opts so = {.seed = seed, .max_events = cx->o->max_events, .max_memory = cli_max_memory(cx->o),
+                          .label = t.label};
     sim_run(s, t.ops, &t.ps, &so, &res);
+    if (cli_memory_stop(s, t.label, seed, &res))
+        cx->memory_stop = 1;
     struct expect_outcome *eo = xcalloc(s->nexpects, sizeof *eo);
     uint32_t neo = 0;
     check_expects(cx, s, &t, &res, eo, &neo);
@@ -222,5 +227,7 @@ static int cmd_check(int argc, char **argv)
     printf("check: %d passed, %d failed\n", cx.npass, cx.nfail);
     if (rc)
         return rc;
+    if (cx.memory_stop)
+        return 2;
     return cx.nfail ? 1 : 0;
 }

@@ -71,6 +71,7 @@ static const struct cli_option run_options[] = {
                "standard output)"),
     CLI_CALLBACK(0, "format", "FMT", opt_format, "table (default), csv or json"),
     CLI_CALLBACK(0, "max-events", "N", opt_max_events, "stop a run after N events (default 4000000000)"),
+    CLI_MAX_MEMORY_OPTION,
     CLI_END,
 };
 
@@ -147,6 +148,7 @@ struct run_ctx {
     size_t njobs;
     struct store *st;
     int json, csv, first_json;
+    int memory_stop;               /* a run reached the memory budget: exit 2 */
     /* the scenario being received: per target and metric, over its seeds */
     struct stats_acc *acc;         /* [CLI_MAX_LABELS * metric_count] */
     uint64_t *never;               /* durations that were "never", kept out of acc */
@@ -298,7 +300,11 @@ static int run_sink(void *ctx, size_t j, struct sweep_out *out)
     if (res->status != SIM_OK) {
         if (rx->progress)
             fprintf(stderr, "\r\033[K");
-        fprintf(stderr, "%s: %s under %s (seed %" PRIu64 "): %s\n", cli_prog, s->path, t->label, seed, res->status_msg);
+        if (cli_memory_stop(s, t->label, seed, res))
+            rx->memory_stop = 1;
+        else
+            fprintf(stderr, "%s: %s under %s (seed %" PRIu64 "): %s\n", cli_prog, s->path, t->label, seed,
+                    res->status_msg);
         snprintf(rx->status[ti], sizeof rx->status[ti], "%s", sim_status_name(res->status));
     }
     rx->fps[ti] = res->fingerprint;
@@ -399,7 +405,8 @@ static int run_sweep(const struct cli_opts *o, struct scenario **scn, struct cli
     if (rx->json)
         printf("[");
     struct sweep_opts so = {.workers = o->jobs ? o->jobs : 1, .max_events = o->max_events,
-                            .keep_trace = rx->st && o->store_trace, .trace = trace};
+                            .max_memory = cli_max_memory(o), .keep_trace = rx->st && o->store_trace,
+                            .trace = trace};
     char err[512] = "";
     int rc = sweep_run(njobs, &so, run_job_at, run_sink, rx, err, sizeof err);
     if (rc < 0) {
@@ -412,6 +419,8 @@ static int run_sweep(const struct cli_opts *o, struct scenario **scn, struct cli
         printf("\n]\n");
     free(rx->acc);
     free(rx->never);
+    if (rc == 0 && rx->memory_stop)
+        rc = 2;
     return rc;
 }
 

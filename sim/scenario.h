@@ -37,7 +37,10 @@
 #define SCN_MAX_INSTANCES   1000000     /* all workflow instances (sum of x N) */
 #define SCN_MAX_HANDLER_INSTANCES 4000000
 #define SCN_MAX_HORIZON_US  (INT64_C(3660) * 86400 * 1000000) /* ~10 years */
-#define SCN_MAX_EXPECTED_EVENTS 200000000.0 /* mean events over the horizon, summed */
+/* Mean events published (and random crashes drawn) over the horizon,
+ * summed: a run of more would stop at the engine's default event limit.
+ * Memory is the budget's business (sim_memory_estimate), not this one's. */
+#define SCN_MAX_EXPECTED_EVENTS 4000000000.0
 #define SCN_MAX_TRACE_LINES 10000000    /* lines in one trace file */
 #define SCN_MAX_PARAMS      64          /* set/variant key=value pairs in all */
 
