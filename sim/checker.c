@@ -169,9 +169,8 @@ struct checker *checker_new(const struct world *w, enum promise promise)
     c->promise = promise;
     c->de_crash = -1;
     c->items_free = c->runs_free = CK_NIL;
-    c->oldest = c->newest = CK_NIL;
     c->tm = xcalloc(w->ntmpl, sizeof *c->tm);
-    c->hs = xcalloc(w->nh, sizeof *c->hs);
+    c->hs = xmalloc_aligned(64, (w->nh ? w->nh : 1) * sizeof *c->hs);
     for (uint32_t h = 0; h < w->nh; h++) {
         const struct handler_def *hd = world_hdef(w, h);
         c->hs[h] = (struct ck_h){.wake_us = SIM_NEVER, .tmpl = w->h[h].tmpl, .prod = CK_NIL};
@@ -181,7 +180,7 @@ struct checker *checker_new(const struct world *w, enum promise promise)
         if (hd->sched.kind != SCHED_NONE)
             c->nsched++;
     }
-    c->prods = xcalloc(c->nprods, sizeof *c->prods);
+    c->prods = xmalloc_aligned(64, (c->nprods ? c->nprods : 1) * sizeof *c->prods);
     c->sched_p = xcalloc(c->nsched, sizeof *c->sched_p);
     uint32_t k = 0;
     for (uint32_t h = 0; h < w->nh; h++) {
@@ -238,8 +237,10 @@ void checker_free(struct checker *c)
     free(c->groups);
     free(c->dbl);
     for (uint32_t i = 0; i < c->runs_hw; i++)
-        free(c->runs[i].big);
+        if (c->runs[i].id && c->runs[i].n > 1)
+            free(c->runs[i].items);
     free(c->runs);
+    free(c->cohorts);
     idmap_free(&c->run_map);
     ck_crash_free(c);
     idmap_free(&c->dl_pending);
@@ -259,7 +260,7 @@ uint64_t checker_item_bytes(void)
 
 uint64_t checker_handler_bytes(void)
 {
-    return sizeof(struct ck_h) + sizeof(struct group) + sizeof(struct ck_run) + 2 * sizeof(struct idmap_ent);
+    return sizeof(struct ck_h) + sizeof(struct group);
 }
 
 /* ---- runs: overlaps and units ---------------------------------------------------- */
@@ -339,7 +340,7 @@ static int due_hold(struct checker *c, uint32_t h, uint32_t tmpl, int64_t due_us
 
 /* PROMISE_UNIT: a run takes (delta = 1) or releases (delta = -1) its units.
  * Returns 1 if, on taking, another active run already held one of them. */
-static int units_hold(struct checker *c, const struct ck_run *r, uint32_t tmpl, int delta, int64_t now_us)
+static int units_hold(struct checker *c, const struct checker_run *r, uint32_t tmpl, int delta, int64_t now_us)
 {
     int shared = 0;
     const uint32_t *slots = ck_run_items(r);
@@ -368,72 +369,55 @@ static uint32_t group_of(const struct checker *c, uint32_t h)
 
 /* ---- runs: records ------------------------------------------------------------------ */
 
-static uint32_t run_alloc(struct checker *c)
+/* A run starts: counted in the cohort of its start. */
+static uint64_t cohort_join(struct checker *c, int64_t now_us)
 {
-    uint32_t slot = c->runs_free;
-    if (slot != CK_NIL) {
-        c->runs_free = c->runs[slot].newer;
-        return slot;
+    uint64_t k = c->nstarts++ >> CK_COHORT_BITS;
+    if (c->coh_head == c->coh_n) {
+        c->coh_head = c->coh_n = 0;
+        c->coh_base = k;
     }
-    size_t cap = c->runs_cap;
-    c->runs = ck_grow(c, c->runs, sizeof *c->runs, &cap, (size_t)c->runs_hw + 1);
-    SIM_ASSERT(cap < UINT32_MAX);
-    c->runs_cap = (uint32_t)cap;
-    return c->runs_hw++;
-}
-
-/* A new active run, the newest on the list. */
-static struct ck_run *run_insert(struct checker *c, uint64_t id, uint32_t handler, int64_t due_us, int64_t now_us)
-{
-    SIM_ASSERT(id != 0);
-    SIM_ASSERT(idmap_get(&c->run_map, id) == IDMAP_NONE); /* a run starts once */
-    uint32_t slot = run_alloc(c);
-    c->runs[slot] = (struct ck_run){.id = id, .start_us = now_us, .due_us = due_us, .handler = handler,
-                                    .older = c->newest, .newer = CK_NIL};
-    if (c->newest != CK_NIL)
-        c->runs[c->newest].newer = slot;
-    else
-        c->oldest = slot;
-    c->newest = slot;
-    idmap_put(&c->run_map, id, slot);
-    return &c->runs[slot];
-}
-
-static struct ck_run *run_find(const struct checker *c, uint64_t id)
-{
-    uint32_t slot = idmap_get(&c->run_map, id);
-    SIM_ASSERT(slot != IDMAP_NONE); /* started and not ended */
-    return &c->runs[slot];
-}
-
-static void run_remove(struct checker *c, struct ck_run *r)
-{
-    uint32_t slot = (uint32_t)(r - c->runs);
-    if (r->older != CK_NIL)
-        c->runs[r->older].newer = r->newer;
-    else
-        c->oldest = r->newer;
-    if (r->newer != CK_NIL)
-        c->runs[r->newer].older = r->older;
-    else
-        c->newest = r->older;
-    idmap_del(&c->run_map, r->id);
-    if (r->big) {
-        c->bytes -= (uint64_t)r->n * sizeof *r->big;
-        free(r->big);
+    if (k >= c->coh_base + (c->coh_n - c->coh_head)) {
+        if (c->coh_head > 64 && c->coh_head * 2 > c->coh_n) {
+            memmove(c->cohorts, c->cohorts + c->coh_head, (c->coh_n - c->coh_head) * sizeof *c->cohorts);
+            c->coh_n -= c->coh_head;
+            c->coh_head = 0;
+        }
+        c->cohorts = ck_grow(c, c->cohorts, sizeof *c->cohorts, &c->coh_cap, c->coh_n + 1);
+        c->cohorts[c->coh_n++] = (struct cohort){.first_us = now_us};
     }
-    *r = (struct ck_run){.newer = c->runs_free};
-    c->runs_free = slot;
+    c->cohorts[c->coh_head + (k - c->coh_base)].active++;
+    c->nactive++;
+    return k;
+}
+
+/* A run ends: the cohorts at the front that have no active run go. */
+static void cohort_leave(struct checker *c, uint64_t k)
+{
+    SIM_ASSERT(k >= c->coh_base);
+    struct cohort *co = &c->cohorts[c->coh_head + (k - c->coh_base)];
+    SIM_ASSERT(co->active > 0);
+    co->active--;
+    c->nactive--;
+    while (c->coh_head < c->coh_n && c->cohorts[c->coh_head].active == 0) {
+        c->coh_head++;
+        c->coh_base++;
+    }
+}
+
+int64_t ck_oldest_start(const struct checker *c)
+{
+    return c->nactive ? c->cohorts[c->coh_head].first_us : c->now_us;
 }
 
 /* The run's items, as item slots. */
-static void run_take(struct checker *c, struct ck_run *r, uint32_t handler, const uint64_t *taken, uint32_t n)
+static void run_take(struct checker *c, struct checker_run *r, uint32_t handler, const uint64_t *taken, uint32_t n)
 {
-    uint32_t *dst = r->tk;
-    if (n > CK_RUN_INLINE) {
-        r->big = xmalloc((size_t)n * sizeof *r->big);
-        c->bytes += (uint64_t)n * sizeof *r->big;
-        dst = r->big;
+    uint32_t *dst = &r->item;
+    if (n > 1) {
+        r->items = xmalloc((size_t)n * sizeof *r->items);
+        c->bytes += (uint64_t)n * sizeof *r->items;
+        dst = r->items;
     }
     for (uint32_t i = 0; i < n; i++) {
         SIM_ASSERT(taken[i] < c->nitems);
@@ -443,6 +427,50 @@ static void run_take(struct checker *c, struct ck_run *r, uint32_t handler, cons
         dst[i] = slot;
     }
     r->n = n;
+}
+
+static void run_release(struct checker *c, struct checker_run *r)
+{
+    cohort_leave(c, r->cohort);
+    if (r->n > 1) {
+        c->bytes -= (uint64_t)r->n * sizeof *r->items;
+        free(r->items);
+    }
+    r->n = 0;
+}
+
+/* The id-based calls: records in the checker's own table. */
+static struct checker_run *run_own(struct checker *c, uint64_t id)
+{
+    SIM_ASSERT(id != 0);
+    SIM_ASSERT(idmap_get(&c->run_map, id) == IDMAP_NONE); /* a run starts once */
+    uint32_t slot = c->runs_free;
+    if (slot != CK_NIL) {
+        c->runs_free = c->runs[slot].handler;
+    } else {
+        size_t cap = c->runs_cap;
+        c->runs = ck_grow(c, c->runs, sizeof *c->runs, &cap, (size_t)c->runs_hw + 1);
+        SIM_ASSERT(cap < UINT32_MAX);
+        c->runs_cap = (uint32_t)cap;
+        slot = c->runs_hw++;
+    }
+    idmap_put(&c->run_map, id, slot);
+    return &c->runs[slot];
+}
+
+static struct checker_run *run_find(const struct checker *c, uint64_t id)
+{
+    uint32_t slot = idmap_get(&c->run_map, id);
+    SIM_ASSERT(slot != IDMAP_NONE); /* started and not ended */
+    return &c->runs[slot];
+}
+
+static void run_disown(struct checker *c, struct checker_run *r, uint64_t id)
+{
+    uint32_t slot = (uint32_t)(r - c->runs);
+    idmap_del(&c->run_map, id);
+    *r = (struct checker_run){.handler = c->runs_free};
+    c->runs_free = slot;
 }
 
 /* ---- runs: dues ----------------------------------------------------------------------- */
@@ -513,21 +541,22 @@ static void prod_started(struct checker *c, uint32_t h, int64_t now_us)
 
 /* ---- runs: facts ------------------------------------------------------------------------ */
 
-void checker_run_start(struct checker *c, uint64_t run, uint32_t handler, enum run_reason reason,
-                       int64_t due_us, uint64_t resume_of, const uint64_t *taken, uint32_t n,
-                       int64_t now_us)
+void checker_run_start_at(struct checker *c, struct checker_run *r, uint64_t run, uint32_t handler,
+                          enum run_reason reason, int64_t due_us, const uint64_t *taken, uint32_t n,
+                          int64_t now_us)
 {
     ck_advance(c, now_us);
+    SIM_ASSERT(run != 0);
     SIM_ASSERT(handler < c->w->nh);
     SIM_ASSERT((int)reason >= 0);
     SIM_ASSERT(reason < REASON_COUNT);
     SIM_ASSERT(n == 0 || taken != NULL);
-    (void)resume_of;               /* the engine passes a resumed run's items explicitly */
     struct ck_h *s = &c->hs[handler];
     uint32_t tmpl = s->tmpl;
     struct metrics *m = &c->tm[tmpl];
 
-    struct ck_run *r = run_insert(c, run, handler, due_us, now_us);
+    *r = (struct checker_run){.start_us = now_us, .due_us = due_us, .id = run, .handler = handler,
+                              .cohort = cohort_join(c, now_us)};
     run_take(c, r, handler, taken, n);
 
     m->runs++;
@@ -567,10 +596,18 @@ void checker_wake_request(struct checker *c, uint32_t handler, int64_t wake_us, 
     c->hs[handler].wake_us = wake_us;
 }
 
-void checker_mutated(struct checker *c, uint64_t run, int64_t now_us)
+void checker_run_start(struct checker *c, uint64_t run, uint32_t handler, enum run_reason reason,
+                       int64_t due_us, uint64_t resume_of, const uint64_t *taken, uint32_t n,
+                       int64_t now_us)
+{
+    (void)resume_of;               /* the engine passes a resumed run's items explicitly */
+    checker_run_start_at(c, run_own(c, run), run, handler, reason, due_us, taken, n, now_us);
+}
+
+void checker_mutated_at(struct checker *c, struct checker_run *r, int64_t now_us)
 {
     ck_advance(c, now_us);
-    struct ck_run *r = run_find(c, run);
+    SIM_ASSERT(r->id != 0);
     uint32_t tmpl = ck_tmpl(c, r->handler);
     const uint32_t *slots = ck_run_items(r);
     for (uint32_t i = 0; i < r->n; i++) {
@@ -584,8 +621,13 @@ void checker_mutated(struct checker *c, uint64_t run, int64_t now_us)
         double_effect(c, tmpl);
 }
 
+void checker_mutated(struct checker *c, uint64_t run, int64_t now_us)
+{
+    checker_mutated_at(c, run_find(c, run), now_us);
+}
+
 /* A committed run's items: processed once, duplicates after. */
-static void commit_items(struct checker *c, const struct ck_run *r, struct metrics *m, int64_t now_us)
+static void commit_items(struct checker *c, const struct checker_run *r, struct metrics *m, int64_t now_us)
 {
     const uint32_t *slots = ck_run_items(r);
     for (uint32_t i = 0; i < r->n; i++) {
@@ -604,10 +646,10 @@ static void commit_items(struct checker *c, const struct ck_run *r, struct metri
     }
 }
 
-void checker_run_end(struct checker *c, uint64_t run, enum run_outcome out, int64_t now_us)
+void checker_run_end_at(struct checker *c, struct checker_run *r, enum run_outcome out, int64_t now_us)
 {
     ck_advance(c, now_us);
-    struct ck_run *r = run_find(c, run);
+    SIM_ASSERT(r->id != 0);
     uint32_t h = r->handler;
     uint32_t tmpl = ck_tmpl(c, h);
     struct metrics *m = &c->tm[tmpl];
@@ -640,10 +682,18 @@ void checker_run_end(struct checker *c, uint64_t run, enum run_outcome out, int6
         SIM_ASSERT(0 && "unknown run outcome");
     }
     int64_t start_us = r->start_us;
-    run_remove(c, r);
+    run_release(c, r);
+    r->id = 0;
     if (progress)
         ck_progress(c, start_us);
     ck_recovery_settle(c);
+}
+
+void checker_run_end(struct checker *c, uint64_t run, enum run_outcome out, int64_t now_us)
+{
+    struct checker_run *r = run_find(c, run);
+    checker_run_end_at(c, r, out, now_us);
+    run_disown(c, r, run);
 }
 
 /* ---- deliveries and wake-ups ------------------------------------------------------------- */

@@ -85,6 +85,24 @@ struct checker_result {
 
 struct checker;
 
+/* The checker's record of an active run.  The calls that take a run id keep
+ * it in the checker; a caller that keeps run records of its own (the
+ * engine) gives the checker room for it in them instead (the *_at calls),
+ * so that the two records of a run sit side by side and no lookup is made.
+ * Only the checker reads or writes the fields; the storage must stay put
+ * during a call, but may move between calls (the checker keeps no pointer
+ * to it). */
+struct checker_run {
+    int64_t start_us, due_us;
+    uint64_t id;
+    uint64_t cohort;               /* for the oldest active start */
+    uint32_t handler, n;           /* n: items taken */
+    union {
+        uint32_t item;             /* n == 1: the item's slot */
+        uint32_t *items;           /* n > 1: their slots, owned */
+    };
+};
+
 struct checker *checker_new(const struct world *w, enum promise promise);
 void checker_free(struct checker *c);
 
@@ -105,6 +123,13 @@ void checker_wake_request(struct checker *c, uint32_t handler, int64_t wake_us, 
  * indeterminate failure that did apply it). */
 void checker_mutated(struct checker *c, uint64_t run, int64_t now_us);
 void checker_run_end(struct checker *c, uint64_t run, enum run_outcome out, int64_t now_us);
+/* The same three with the caller's storage for the run's record (see
+ * struct checker_run): r from start to end, untouched by the caller. */
+void checker_run_start_at(struct checker *c, struct checker_run *r, uint64_t run, uint32_t handler,
+                          enum run_reason reason, int64_t due_us, const uint64_t *taken, uint32_t n,
+                          int64_t now_us);
+void checker_mutated_at(struct checker *c, struct checker_run *r, int64_t now_us);
+void checker_run_end_at(struct checker *c, struct checker_run *r, enum run_outcome out, int64_t now_us);
 void checker_crash(struct checker *c, int target, uint32_t index, int64_t now_us);
 void checker_restart(struct checker *c, int target, uint32_t index, int64_t now_us);
 void checker_wakeups(struct checker *c, uint64_t n);

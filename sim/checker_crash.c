@@ -340,7 +340,7 @@ void ck_recovery_settle(struct checker *c)
     if (c->rq_head == c->rq_n)
         return;
     /* Every run that can still end with progress started at or after t. */
-    int64_t t = c->oldest != CK_NIL ? c->runs[c->oldest].start_us : c->now_us;
+    int64_t t = ck_oldest_start(c);
     while (c->rq_head < c->rq_n && c->rq[c->rq_head].cand_us <= t)
         recovery_done(c, &c->rq[c->rq_head++]);
 }

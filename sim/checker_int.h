@@ -7,9 +7,12 @@
  *  - items: a live item is in items[] at the slot item_map gives; it is
  *    pending iff neither IT_PROCESSED nor IT_DROPPED; npending and hs[].pend
  *    count pending items globally and per consumer.
- *  - runs: an active run is in runs[] at the slot run_map gives, and on the
- *    list oldest .. newest in start order (so oldest is the earliest start
- *    of an active run).
+ *  - runs: an active run's record (struct checker_run) is the caller's, or,
+ *    for the id-based calls, in runs[] at the slot run_map gives.  Run
+ *    starts are numbered; start k is in cohort k >> CK_COHORT_BITS, and
+ *    cohorts[coh_head + j] counts the active runs of cohort coh_base + j
+ *    and holds its first start; the first cohort kept has active runs, so
+ *    its first start bounds every active run's start from below.
  *  - hs[h].pend_rk is the number of restarts seen when the consumer's
  *    pending count last became positive or when it last started a run,
  *    whichever is later; stuck_n counts the restarts after its latest start
@@ -37,13 +40,16 @@
 /* A set of int64 values as sorted, disjoint arithmetic progressions
  * {lo, lo + step, ..., hi} (step 0: the one value lo == hi).  Values that
  * come in order at a regular spacing (the dues of a schedule) take one
- * progression in all; each irregularity adds one. */
+ * progression in all; each irregularity adds one.  The last progression
+ * is kept inline (tail), so that the common insert touches nothing else. */
 struct prog {
     int64_t lo, hi, step;
 };
 struct pset {
-    struct prog *v;
+    struct prog tail;              /* the last progression, when has_tail */
+    struct prog *v;                /* the ones before it */
     size_t n, cap;
+    int has_tail;
 };
 /* Adds x; returns 1 if it was already there.  *bytes follows the capacity. */
 int pset_insert(struct pset *s, int64_t x, uint64_t *bytes);
@@ -88,9 +94,9 @@ struct ck_item {
 
 enum { HS_STARTED = 1, HS_INPUT = 2 };
 
-/* Per handler instance. */
+/* Per handler instance: one cache line (the table is 64-byte aligned). */
 struct ck_h {
-    int64_t last_start_us;         /* valid if HS_STARTED */
+    _Alignas(64) int64_t last_start_us; /* valid if HS_STARTED */
     int64_t wake_us;               /* latest wake request not yet due, SIM_NEVER if none */
     uint64_t stuck_n;              /* see the invariants */
     uint32_t tmpl;
@@ -102,9 +108,11 @@ struct ck_h {
     uint8_t flags;                 /* HS_*; HS_INPUT: new input since its last start */
 };
 
-/* Per producer instance (any producer, scheduled or not). */
+/* Per producer instance (any producer, scheduled or not): three cache
+ * lines (the table is 64-byte aligned), the first holding what a start and
+ * a commit touch, the second what a mutation does. */
 struct ck_prod {
-    uint32_t h;
+    _Alignas(64) uint32_t h;
     uint32_t leaf;                 /* leaf in the due tree; CK_NIL if unscheduled */
     uint32_t rk_due;               /* the first restart at or after its next unserved due, CK_NIL none */
     /* The walk of its nominal dues, as runs start (scheduled only). */
@@ -137,23 +145,17 @@ struct doubled {
     int64_t start_us;
 };
 
-#define CK_RUN_INLINE 2
-
-struct ck_run {
-    uint64_t id;                   /* 0: a free slot */
-    int64_t start_us;
-    int64_t due_us;
-    uint32_t handler;
-    uint32_t n;                    /* items taken */
-    uint32_t older, newer;         /* the active list, in start order; newer: free list */
-    uint32_t tk[CK_RUN_INLINE];    /* item slots, when n <= CK_RUN_INLINE */
-    uint32_t *big;                 /* else */
-};
-
-static inline const uint32_t *ck_run_items(const struct ck_run *r)
+static inline const uint32_t *ck_run_items(const struct checker_run *r)
 {
-    return r->n > CK_RUN_INLINE ? r->big : r->tk;
+    return r->n > 1 ? r->items : &r->item;
 }
+
+#define CK_COHORT_BITS 8
+
+struct cohort {
+    int64_t first_us;              /* its first start */
+    uint64_t active;               /* its runs still active */
+};
 
 /* A crash not yet restarted. */
 struct ck_open {
@@ -211,10 +213,13 @@ struct checker {
     struct doubled *dbl;
     size_t ndbl, dbl_cap;
 
-    struct ck_run *runs;           /* active runs; free slots chained by newer */
+    struct checker_run *runs;      /* the id-based calls' records; free slots chained by handler (id 0) */
     uint32_t runs_cap, runs_hw, runs_free;
     struct idmap run_map;
-    uint32_t oldest, newest;       /* the active list */
+    uint64_t nstarts, nactive;
+    struct cohort *cohorts;
+    size_t coh_head, coh_n, coh_cap;
+    uint64_t coh_base;             /* the cohort at coh_head */
 
     /* Crashes. */
     uint64_t ncrashes;             /* reported so far */
@@ -249,6 +254,8 @@ struct checker {
 
 /* checker.c */
 void ck_advance(struct checker *c, int64_t now_us);
+/* Every run that is active now started at or after this. */
+int64_t ck_oldest_start(const struct checker *c);
 static inline uint32_t ck_tmpl(const struct checker *c, uint32_t h) { return c->hs[h].tmpl; }
 /* Grows an array with capacity *cap, counting the bytes. */
 void *ck_grow(struct checker *c, void *p, size_t elem, size_t *cap, size_t need);

@@ -80,7 +80,8 @@ static int prog_extend(struct prog *p, int64_t x)
     return 1;
 }
 
-int pset_insert(struct pset *s, int64_t x, uint64_t *bytes)
+/* Inserts into the progressions v[0..n), the tail being among them. */
+static int pset_insert_array(struct pset *s, int64_t x, uint64_t *bytes)
 {
     ptrdiff_t i = prog_find(s, x);
     if (i >= 0) {
@@ -98,6 +99,29 @@ int pset_insert(struct pset *s, int64_t x, uint64_t *bytes)
     }
     prog_insert_at(s, (size_t)(i + 1), (struct prog){x, x, 0}, bytes);
     return 0;
+}
+
+int pset_insert(struct pset *s, int64_t x, uint64_t *bytes)
+{
+    if (!s->has_tail) {
+        SIM_ASSERT(s->n == 0);
+        s->tail = (struct prog){x, x, 0};
+        s->has_tail = 1;
+        return 0;
+    }
+    if (x > s->tail.hi) {
+        /* After every value: the tail grows, or a new tail begins. */
+        if (prog_extend(&s->tail, x))
+            return 0;
+        prog_insert_at(s, s->n, s->tail, bytes);
+        s->tail = (struct prog){x, x, 0};
+        return 0;
+    }
+    /* Anywhere else: over the whole array, the tail put back in it. */
+    prog_insert_at(s, s->n, s->tail, bytes);
+    int had = pset_insert_array(s, x, bytes);
+    s->tail = s->v[--s->n];
+    return had;
 }
 
 void pset_free(struct pset *s)

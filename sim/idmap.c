@@ -8,7 +8,10 @@
 
 #include "sim/util.h"
 
-#define IDMAP_MIN_CAP 64
+/* Maps up to this many buckets (1 MiB) never shrink: a live set that comes
+ * and goes in waves (a fleet's producers all firing at once) would
+ * otherwise resize the map at every wave. */
+#define IDMAP_SHRINK_CAP 65536
 
 void idmap_init(struct idmap *m)
 {
@@ -80,6 +83,6 @@ void idmap_del(struct idmap *m, uint64_t id)
         i = j;
     }
     m->n--;
-    if (m->cap > IDMAP_MIN_CAP && m->n * 8 < m->cap)
+    if (m->cap > IDMAP_SHRINK_CAP && m->n * 8 < m->cap)
         resize(m, m->cap / 2);
 }

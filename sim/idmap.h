@@ -5,10 +5,13 @@
  *
  * Open addressing with linear probing and backward-shift deletion (no
  * tombstones, so lookups stay short however many ids come and go); the
- * capacity is a power of two kept between 2x and 8x the live count (it
- * shrinks when most entries are gone, so a burst does not pin its peak).
- * Ids are spread by a Fibonacci multiply, which keeps runs of consecutive
- * ids apart.
+ * capacity is a power of two at least twice the live count, and at most 8x
+ * it once over 64 Ki buckets (it shrinks when most entries are gone, so a
+ * burst does not pin its peak).
+ * Ids are spread by a Fibonacci multiply, so that consecutive, strided or
+ * clustered ids do not pile up (placing consecutive ids side by side would
+ * save cache misses on insertion, but makes long clusters that deletion
+ * must walk).
  *
  * Costs: get, put and del are O(1) expected; a resize is O(capacity).
  * Memory: 16 bytes per bucket, idmap_bytes() in all.
@@ -30,7 +33,7 @@ struct idmap_ent {
 
 struct idmap {
     struct idmap_ent *v;
-    size_t cap;                    /* 0 or a power of two */
+    size_t cap;                    /* 0 or a power of two, at least IDMAP_MIN_CAP */
     size_t n;                      /* entries */
     unsigned shift;                /* 64 - log2(cap) */
 };
@@ -43,6 +46,8 @@ void idmap_put(struct idmap *m, uint64_t id, uint32_t val);
 void idmap_del(struct idmap *m, uint64_t id);
 /* Bytes the map holds. */
 static inline size_t idmap_bytes(const struct idmap *m) { return m->cap * sizeof(struct idmap_ent); }
+
+#define IDMAP_MIN_CAP 64
 
 static inline size_t idmap__home(const struct idmap *m, uint64_t key)
 {

@@ -221,14 +221,18 @@ static void setup(struct sim *sim)
     sim->end_us = s->horizon_us + s->drain_us;
     sim->policy_rng = rng_stream(seed, RNG_POLICY, 0, 0);
     sim->orphans = xcalloc(sim->w.ninst ? sim->w.ninst : 1, sizeof *sim->orphans);
-    sim->hs = xcalloc(sim->w.nh ? sim->w.nh : 1, sizeof *sim->hs);
+    sim->hs = xmalloc_aligned(64, (sim->w.nh ? sim->w.nh : 1) * sizeof *sim->hs);
+    memset(sim->hs, 0, (sim->w.nh ? sim->w.nh : 1) * sizeof *sim->hs);
     for (uint32_t h = 0; h < sim->w.nh; h++) {
         struct handler_state *hs = &sim->hs[h];
         hs->dur = rng_stream(seed, RNG_DURATION, h, 0);
         hs->fault = rng_stream(seed, RNG_FAULT, h, 0);
         hs->pend_head = hs->pend_tail = hs->latest = ITEM_NIL;
+        hs->inst = sim->w.h[h].inst;
+        hs->wf = sim->w.h[h].wf;
+        hs->hidx = sim->w.h[h].h;
     }
-    sim->items_free = sim->runs_free = ITEM_NIL;
+    sim->items_free = sim->runs_free = sim->hook_slot = ITEM_NIL;
     idmap_init(&sim->item_map);
     idmap_init(&sim->run_map);
     sim__mem_setup(sim);
@@ -355,17 +359,16 @@ static void sim_free(struct sim *sim)
         free(sim->dallocs[i]);
     free(sim->dallocs);
     free(sim->dalloc_sz);
-    for (size_t i = 0; i < (size_t)sim->w.ninst * s->nsources; i++) {
-        free(sim->srcs[i].t_us);
-        free(sim->srcs[i].key);
-    }
+    for (size_t i = 0; i < (size_t)sim->w.ninst * s->nsources; i++)
+        free(sim->srcs[i].a);
     free(sim->srcs);
     free(sim->hs);
     free(sim->items);
     idmap_free(&sim->item_map);
     free(sim->orphans);
     for (uint32_t i = 0; i < sim->runs_hw; i++)
-        free(sim->runs[i].big);
+        if (sim->runs[i].id && sim->runs[i].ntaken > 1)
+            free(sim->runs[i].big);
     free(sim->runs);
     idmap_free(&sim->run_map);
     free(sim->active);

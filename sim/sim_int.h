@@ -123,6 +123,7 @@ struct fact_start {
     uint64_t resume_of;            /* 0: none */
     const uint64_t *taken;         /* the items its script took */
     uint32_t ntaken;
+    struct checker_run *ck;        /* the checker's record of it, in the run's own */
 };
 
 void fact_publish(struct facts *f, uint64_t item, uint32_t consumer, int64_t origin_us, uint32_t key);
@@ -130,9 +131,9 @@ void fact_drop(struct facts *f, uint64_t item, uint32_t consumer, enum drop_caus
 void fact_orphan(struct facts *f, uint32_t topic, uint32_t key);
 void fact_run_start(struct facts *f, const struct fact_start *s);
 void fact_phase(struct facts *f, uint64_t run, uint32_t handler, enum run_phase phase);
-void fact_mutation(struct facts *f, uint64_t run, uint32_t handler);
+void fact_mutation(struct facts *f, uint64_t run, uint32_t handler, struct checker_run *ck);
 void fact_run_end(struct facts *f, uint64_t run, uint32_t handler, enum run_outcome out, enum run_phase phase,
-                  enum fail_class fail);
+                  enum fail_class fail, struct checker_run *ck);
 void fact_delivery(struct facts *f, uint32_t handler, uint64_t result, int ok);
 void fact_crash(struct facts *f, enum crash_target target, uint32_t index);
 void fact_restart(struct facts *f, enum crash_target target, uint32_t index);
@@ -174,10 +175,14 @@ struct pub_stream {
     uint32_t origin;               /* its publish line (ORIGIN_PUB + line index) */
 };
 
+struct src_arrival {
+    int64_t t_us;
+    uint32_t key;
+};
+
 struct src_buf {                   /* one source in one instance */
     struct arr_gen g;
-    int64_t *t_us;                 /* arrivals [base, n): t_us[k - base] */
-    uint32_t *key;
+    struct src_arrival *a;         /* arrivals [base, n): a[k - base] */
     uint64_t base, n;
     size_t cap;
 };
@@ -193,50 +198,66 @@ struct item_slot {
     uint32_t origin;               /* what published it (sim_mem.c) */
 };
 
-/* Reservations of up to this many items live in the run record itself. */
-#define RUN_TAKEN_INLINE 2
-
+/* A run record: three cache lines (the table is 64-byte aligned), the
+ * first holding all that a phase event and the end read, the third the
+ * checker's record of the run. */
 struct run_rec {
+    /* line 1: every phase event */
     uint64_t id;                   /* 0: a free slot */
-    uint32_t handler, worker;
+    evq_handle ev;                 /* its next phase event */
+    int64_t t_mut_us;              /* when mutating ends (phase mutated) */
+    int64_t end_us, start_us, wake_us;
+    uint32_t handler, ntaken;
     uint8_t phase, active, outcome, fail, mutated, fail_phase, mut_if_fail;
     uint8_t in_hook;               /* its on_run_end is running */
-    uint32_t ntaken;
+    /* line 2: its start, its end, and what policies ask */
+    uint32_t worker;
     uint32_t aslot;                /* while active: its index in sim.active; free: the next free slot */
     uint32_t holds;                /* sim_run_hold count */
-    int64_t start_us, end_us, due_us;
-    int64_t t_mut_us;              /* when mutating ends (phase mutated) */
-    int64_t wake_us;
+    int64_t due_us;
     uint64_t retry_of, resume_of, tag;
-    uint64_t src_from, src_to;     /* producers: source arrivals [from, to) it publishes */
-    evq_handle ev;                 /* its next phase event */
-    /* Its reservation: ntaken item ids and their slots, inline up to
-     * RUN_TAKEN_INLINE, else in big (ids, then slots). */
-    uint64_t tk_id[RUN_TAKEN_INLINE];
-    uint32_t tk_slot[RUN_TAKEN_INLINE];
-    uint64_t *big;
+    union {
+        struct {                   /* producers: source arrivals [from, to) it publishes */
+            uint64_t src_from, src_to;
+        };
+        struct {                   /* consumers, ntaken == 1: the item and its slot */
+            uint64_t tk_id;
+            uint32_t tk_slot;
+        };
+        uint64_t *big;             /* consumers, ntaken > 1: ids, then slots */
+    };
+    /* line 3 */
+    _Alignas(64) struct checker_run ck;
 };
+_Static_assert(sizeof(struct run_rec) == 192, "a run record is three cache lines");
 
 static inline const uint64_t *run_taken_ids(const struct run_rec *r)
 {
-    return r->ntaken > RUN_TAKEN_INLINE ? r->big : r->tk_id;
+    return r->ntaken > 1 ? r->big : &r->tk_id;
 }
 
 static inline const uint32_t *run_taken_slots(const struct run_rec *r)
 {
-    return r->ntaken > RUN_TAKEN_INLINE ? (const uint32_t *)(r->big + r->ntaken) : r->tk_slot;
+    return r->ntaken > 1 ? (const uint32_t *)(r->big + r->ntaken) : &r->tk_slot;
 }
 
+/* One cache line per handler instance (the table is 64-byte aligned): its
+ * own state, and where it sits in the world (so that the hot path need not
+ * read the world's tables). */
 struct handler_state {
-    struct rng dur, fault;
+    _Alignas(64) struct rng dur;
+    struct rng fault;
+    int64_t streak_start_us;
+    uint64_t src_cursor;           /* producers: next source arrival to publish */
     uint32_t active;               /* runs active */
     uint32_t npending;             /* pending items (consumers) */
     uint32_t pend_head, pend_tail; /* item slots, ITEM_NIL when none */
     uint32_t latest;               /* slot of its latest run, ITEM_NIL before the first */
     uint32_t streak;               /* consecutive empty runs with no new item */
-    int64_t streak_start_us;
-    uint64_t src_cursor;           /* producers: next source arrival to publish */
+    uint32_t inst;                 /* its workflow instance */
+    uint16_t wf, hidx;             /* its workflow template, and its index there */
 };
+_Static_assert(sizeof(struct handler_state) == 64, "a handler's state is one cache line");
 
 struct ticker {
     int64_t start_us, period_us, stop_us;
@@ -296,6 +317,7 @@ struct sim {
     uint64_t live_runs;
     uint32_t *active;              /* slots of the active runs; each run knows its index (aslot) */
     size_t nactive, active_cap;
+    uint32_t hook_slot;            /* the run whose on_run_end is running, ITEM_NIL none */
 
     struct pub_stream *pubs;
     size_t npubs, pubs_cap;
@@ -327,7 +349,9 @@ struct sim {
     uint64_t max_memory;
     uint64_t mem_var;              /* bytes of what capacities do not show (sources, big
                                       reservations, durable blocks) */
-    uint64_t mem_peak;             /* the most sim__mem_used has been */
+    uint64_t mem_peak;             /* the most sim__mem_used has been, when counted */
+    uint64_t mem_calls;            /* calls of sim__mem_check */
+    int mem_stopped;               /* the budget stopped the run */
     uint64_t *origin_live;         /* live items per origin */
     uint32_t norigins;
 };
@@ -383,6 +407,13 @@ void sim__stop(struct sim *sim, enum sim_status st, const char *msg);
 void sim__policy_event(struct sim *sim);
 /* Stops every ticker, counting their ticks so far as wake-ups. */
 void sim__tickers_stop_all(struct sim *sim);
+
+/* The definition of handler h (world_hdef, from the handler's own line). */
+static inline const struct handler_def *sim__hdef(const struct sim *sim, uint32_t h)
+{
+    const struct handler_state *hs = &sim->hs[h];
+    return &sim->scn->wfs[hs->wf].handlers[hs->hidx];
+}
 
 /* sim_load.c.  An item leaves the pending set (ITEM_DONE or ITEM_DROPPED):
  * its state changes and it leaves its consumer's list. */
@@ -440,8 +471,20 @@ void sim__mem_free(struct sim *sim);
 /* Bytes held now. */
 uint64_t sim__mem_used(const struct sim *sim);
 /* Over the budget: stops the run (SIM_MEMORY_LIMIT, naming the line that
- * drives it) and returns 1; else 0. */
-int sim__mem_check(struct sim *sim);
+ * drives it) and returns 1; else 0.  Counted at every SIM_MEM_CHECK_EVERY-th
+ * call (each event, item published and run started; a function of the run
+ * alone, so still deterministic): the count costs tens of loads, and
+ * nothing grows much between two counts. */
+#define SIM_MEM_CHECK_EVERY 64
+int sim__mem_check_now(struct sim *sim);
+static inline int sim__mem_check(struct sim *sim)
+{
+    if (sim->mem_stopped)
+        return 1;
+    if (++sim->mem_calls % SIM_MEM_CHECK_EVERY != 0)
+        return 0;
+    return sim__mem_check_now(sim);
+}
 
 /* sim/api.c.  Builds and frees what sim_topo and its neighbours return
  * (at setup, after the world; at the end). */

@@ -175,7 +175,7 @@ void sim__publish(struct sim *sim, uint32_t t, int64_t origin_us, uint32_t key, 
 
 int64_t sim_sched_next(const struct sim *sim, uint32_t handler, int64_t after_us, int inclusive)
 {
-    const struct handler_def *hd = world_hdef(&sim->w, handler);
+    const struct handler_def *hd = sim__hdef(sim, handler);
     if (hd->kind != H_PRODUCER)
         return SIM_NEVER;
     return schedule_next(sim->scn, &hd->sched, after_us, inclusive);
@@ -185,10 +185,10 @@ int64_t sim_sched_next(const struct sim *sim, uint32_t handler, int64_t after_us
 
 struct src_buf *sim__src_of(struct sim *sim, uint32_t handler)
 {
-    const struct handler_def *hd = world_hdef(&sim->w, handler);
+    const struct handler_def *hd = sim__hdef(sim, handler);
     if (hd->source < 0)
         return NULL;
-    return &sim->srcs[(size_t)sim->w.h[handler].inst * sim->scn->nsources + (size_t)hd->source];
+    return &sim->srcs[(size_t)sim->hs[handler].inst * sim->scn->nsources + (size_t)hd->source];
 }
 
 /* Generates the source's arrivals up to and including t. */
@@ -199,14 +199,11 @@ void sim__src_fill(struct sim *sim, struct src_buf *sb, int64_t t_us)
         uint32_t key = arr_take(&sb->g);
         size_t k = (size_t)(sb->n - sb->base);
         if (k == sb->cap) {
-            size_t c1 = sb->cap, c2 = sb->cap;
-            sb->t_us = xgrow(sb->t_us, sizeof *sb->t_us, &c1, k + 1);
-            sb->key = xgrow(sb->key, sizeof *sb->key, &c2, k + 1);
-            sim->mem_var += (c1 - sb->cap) * (sizeof *sb->t_us + sizeof *sb->key);
-            sb->cap = c1;
+            size_t cap = sb->cap;
+            sb->a = xgrow(sb->a, sizeof *sb->a, &sb->cap, k + 1);
+            sim->mem_var += (sb->cap - cap) * sizeof *sb->a;
         }
-        sb->t_us[k] = at;
-        sb->key[k] = key;
+        sb->a[k] = (struct src_arrival){at, key};
         sb->n++;
     }
 }
@@ -220,14 +217,12 @@ void sim__src_trim(struct sim *sim, struct src_buf *sb, uint64_t from)
     uint64_t dead = from - sb->base, left = sb->n - from;
     if (dead == 0 || dead < left)
         return;
-    memmove(sb->t_us, sb->t_us + dead, (size_t)left * sizeof *sb->t_us);
-    memmove(sb->key, sb->key + dead, (size_t)left * sizeof *sb->key);
+    memmove(sb->a, sb->a + dead, (size_t)left * sizeof *sb->a);
     sb->base = from;
     if (sb->cap > 64 && left * 4 < sb->cap) {
         size_t cap = sb->cap / 2;
-        sb->t_us = xrealloc(sb->t_us, cap * sizeof *sb->t_us);
-        sb->key = xrealloc(sb->key, cap * sizeof *sb->key);
-        sim->mem_var -= (sb->cap - cap) * (sizeof *sb->t_us + sizeof *sb->key);
+        sb->a = xrealloc(sb->a, cap * sizeof *sb->a);
+        sim->mem_var -= (sb->cap - cap) * sizeof *sb->a;
         sb->cap = cap;
     }
 }
@@ -235,7 +230,7 @@ void sim__src_trim(struct sim *sim, struct src_buf *sb, uint64_t from)
 void sim__publish_stream(struct sim *sim, uint32_t k)
 {
     struct pub_stream *ps = &sim->pubs[k];
-    while (ps->g.next_us == sim->now_us && sim->res->status != SIM_MEMORY_LIMIT) {
+    while (ps->g.next_us == sim->now_us && !sim->mem_stopped) {
         uint32_t key = arr_take(&ps->g);
         sim__publish(sim, ps->topic, sim->now_us, key, ps->origin);
         ps = &sim->pubs[k];

@@ -206,10 +206,8 @@ static void fmt_bytes(uint64_t b, char *buf, size_t n)
         snprintf(buf, n, "%.1f MiB", (double)b / (double)(UINT64_C(1) << 20));
 }
 
-int sim__mem_check(struct sim *sim)
+int sim__mem_check_now(struct sim *sim)
 {
-    if (sim->res->status == SIM_MEMORY_LIMIT)
-        return 1;
     uint64_t used = sim__mem_used(sim);
     if (used > sim->mem_peak)
         sim->mem_peak = used;
@@ -224,6 +222,7 @@ int sim__mem_check(struct sim *sim)
     sim__stop(sim, SIM_MEMORY_LIMIT, m); /* unless something else stopped it first */
     if (sim->res->status == SIM_MEMORY_LIMIT)
         sim->res->status_line = line;
+    sim->mem_stopped = 1;
     return 1;
 }
 

@@ -76,7 +76,7 @@ static uint32_t gather(struct sim *sim, uint32_t c, const uint64_t *offer, uint3
 
 int64_t sim_script_due(struct sim *sim, uint32_t consumer)
 {
-    const struct handler_def *hd = world_hdef(&sim->w, consumer);
+    const struct handler_def *hd = sim__hdef(sim, consumer);
     if (hd->kind != H_CONSUMER)
         return SIM_NEVER;
     uint32_t n = gather(sim, consumer, NULL, 0, 1);
@@ -124,10 +124,15 @@ static uint32_t run_alloc(struct sim *sim)
         return slot;
     }
     if (sim->runs_hw == sim->runs_cap) {
+        /* Grown by hand, to keep records on cache-line boundaries. */
         SIM_ASSERT(sim->runs_cap < UINT32_MAX / 2);
-        size_t cap = sim->runs_cap;
-        sim->runs = xgrow(sim->runs, sizeof *sim->runs, &cap, (size_t)sim->runs_hw + 1);
-        sim->runs_cap = (uint32_t)cap;
+        uint32_t cap = sim->runs_cap ? sim->runs_cap * 2 : 64;
+        struct run_rec *n = xmalloc_aligned(64, (size_t)cap * sizeof *n);
+        if (sim->runs_hw)
+            memcpy(n, sim->runs, (size_t)sim->runs_hw * sizeof *n);
+        free(sim->runs);
+        sim->runs = n;
+        sim->runs_cap = cap;
     }
     return sim->runs_hw++;
 }
@@ -137,6 +142,8 @@ static uint32_t run_alloc(struct sim *sim)
 static uint32_t run_slot_of(const struct sim *sim, uint64_t run)
 {
     SIM_ASSERT(run >= 1 && run <= sim->nruns);
+    if (sim->hook_slot != ITEM_NIL && sim->runs[sim->hook_slot].id == run)
+        return sim->hook_slot; /* the run in on_run_end: no lookup */
     uint32_t slot = idmap_get(&sim->run_map, run);
     SIM_ASSERT(slot != IDMAP_NONE && "a policy read a run record it no longer holds (policy_api.h: RUN RECORDS)");
     return slot;
@@ -145,9 +152,9 @@ static uint32_t run_slot_of(const struct sim *sim, uint64_t run)
 /* Sets the run's reservation: n items (ids and slots), each referenced. */
 static void taken_set(struct sim *sim, struct run_rec *r, const uint64_t *ids, const uint32_t *slots, uint32_t n)
 {
-    uint64_t *dst_id = r->tk_id;
-    uint32_t *dst_slot = r->tk_slot;
-    if (n > RUN_TAKEN_INLINE) {
+    uint64_t *dst_id = &r->tk_id;
+    uint32_t *dst_slot = &r->tk_slot;
+    if (n > 1) {
         r->big = xmalloc((size_t)n * (sizeof *r->big + sizeof *dst_slot));
         sim->mem_var += (size_t)n * (sizeof *r->big + sizeof *dst_slot);
         dst_id = r->big;
@@ -175,7 +182,7 @@ static void run_free(struct sim *sim, uint32_t slot)
         sim__item_release(sim, slots[i]);
     }
     r = &sim->runs[slot];
-    if (r->big) {
+    if (n > 1) {
         free(r->big);
         sim->mem_var -= (size_t)n * (sizeof *r->big + sizeof(uint32_t));
     }
@@ -214,16 +221,19 @@ void sim_run_release(struct sim *sim, uint64_t run)
  * the run has work (a consumer's run that took nothing has none). */
 static int reserve(struct sim *sim, const struct run_req *rq, uint32_t slot)
 {
-    const struct handler_def *hd = world_hdef(&sim->w, rq->handler);
+    const struct handler_def *hd = sim__hdef(sim, rq->handler);
     struct run_rec *r = &sim->runs[slot];
     if (rq->resume_of) {
         /* Resume at emitting with the results of the earlier run: the same
          * reservation, no new mutation. */
         SIM_ASSERT(rq->resume_of < r->id);
         const struct run_rec *o = &sim->runs[run_slot_of(sim, rq->resume_of)];
-        taken_set(sim, r, run_taken_ids(o), run_taken_slots(o), o->ntaken);
-        r->src_from = o->src_from;
-        r->src_to = o->src_to;
+        if (hd->kind == H_PRODUCER) {
+            r->src_from = o->src_from;
+            r->src_to = o->src_to;
+        } else {
+            taken_set(sim, r, run_taken_ids(o), run_taken_slots(o), o->ntaken);
+        }
         if (r->due_us < 0)
             r->due_us = o->due_us;
         return 1;
@@ -299,7 +309,7 @@ static void schedule_phases(struct sim *sim, uint32_t slot, int has_work)
 {
     struct run_rec *r = &sim->runs[slot];
     struct handler_state *hs = &sim->hs[r->handler];
-    const struct handler_def *hd = world_hdef(&sim->w, r->handler);
+    const struct handler_def *hd = sim__hdef(sim, r->handler);
     if (!has_work) {
         int64_t d = draw(&hs->dur, &hd->idle);
         r->phase = PHASE_EMITTING;
@@ -331,6 +341,14 @@ static void schedule_phases(struct sim *sim, uint32_t slot, int has_work)
  * run copies it). */
 static uint32_t run_new(struct sim *sim, const struct run_req *rq, uint64_t id, uint32_t *prev)
 {
+    struct handler_state *hs = &sim->hs[rq->handler];
+    uint32_t old = hs->latest;
+    if (old != ITEM_NIL && sim->runs[old].id != rq->resume_of) {
+        /* Its latest place was all that kept the previous run: it goes
+         * first, so that the new run takes its slot, still in cache. */
+        hs->latest = ITEM_NIL;
+        sim__run_unref(sim, old);
+    }
     uint32_t slot = run_alloc(sim);
     sim->runs[slot] = (struct run_rec){.id = id, .handler = rq->handler, .worker = rq->worker,
                                        .phase = PHASE_PREPARING, .active = 1, .start_us = sim->now_us,
@@ -338,7 +356,7 @@ static uint32_t run_new(struct sim *sim, const struct run_req *rq, uint64_t id, 
                                        .retry_of = rq->retry_of, .resume_of = rq->resume_of, .tag = rq->tag};
     idmap_put(&sim->run_map, id, slot);
     sim->live_runs++;
-    struct handler_state *hs = &sim->hs[rq->handler];
+    hs = &sim->hs[rq->handler];
     *prev = hs->latest;
     hs->latest = slot;
     return slot;
@@ -371,7 +389,7 @@ uint64_t sim_run_start(struct sim *sim, const struct run_req *rq)
                                                   .due_us = r->due_us, .wake_us = r->wake_us,
                                                   .resume_of = rq->resume_of,
                                                   .taken = r->ntaken ? run_taken_ids(r) : NULL,
-                                                  .ntaken = r->ntaken});
+                                                  .ntaken = r->ntaken, .ck = &sim->runs[slot].ck});
     busy_guard(sim, rq->handler, has_work);
     sim->hs[rq->handler].active++;
     active_add(sim, slot);
@@ -387,54 +405,66 @@ void sim__run_finish(struct sim *sim, uint32_t slot, enum run_outcome out)
     r->end_us = sim->now_us;
     sim->hs[r->handler].active--;
     active_del(sim, slot);
-    fact_run_end(&sim->fx, r->id, r->handler, out, (enum run_phase)r->phase, (enum fail_class)r->fail);
+    fact_run_end(&sim->fx, r->id, r->handler, out, (enum run_phase)r->phase, (enum fail_class)r->fail, &r->ck);
 }
 
 static void apply_mutation(struct sim *sim, uint32_t slot)
 {
     struct run_rec *r = &sim->runs[slot];
     r->mutated = 1;
-    fact_mutation(&sim->fx, r->id, r->handler);
+    fact_mutation(&sim->fx, r->id, r->handler, &r->ck);
 }
 
 static void commit(struct sim *sim, uint32_t slot)
 {
+    const struct run_rec *r = &sim->runs[slot];
+    uint32_t h = r->handler;
+    const struct handler_def *hd = sim__hdef(sim, h);
+    if (hd->kind == H_CONSUMER) {
+        const uint32_t *slots = run_taken_slots(r);
+        for (uint32_t i = 0; i < r->ntaken; i++)
+            if (sim->items[slots[i]].pub.state == ITEM_PENDING)
+                sim__item_gone(sim, slots[i], ITEM_DONE);
+        return;
+    }
+    if (hd->out_topic < 0)
+        return;
     /* Copy what is needed: publishing calls the policy, which may start runs
      * and so move the run table. */
-    const struct run_rec r = sim->runs[slot];
-    const struct handler_def *hd = world_hdef(&sim->w, r.handler);
-    const uint32_t *slots = run_taken_slots(&sim->runs[slot]);
-    for (uint32_t i = 0; i < r.ntaken; i++)
-        if (sim->items[slots[i]].pub.state == ITEM_PENDING)
-            sim__item_gone(sim, slots[i], ITEM_DONE);
-    if (hd->kind == H_PRODUCER && hd->out_topic >= 0) {
-        uint32_t t = sim->w.inst_first_t[sim->w.h[r.handler].inst] + (uint32_t)hd->out_topic;
-        struct src_buf *sb = sim__src_of(sim, r.handler);
-        if (sb) {
-            /* Publish what arrived since the last successful poll; a
-             * concurrent run that committed first already published part. */
-            uint64_t cursor = sim->hs[r.handler].src_cursor;
-            uint64_t from = r.src_from > cursor ? r.src_from : cursor;
-            if (r.src_to > cursor)
-                sim->hs[r.handler].src_cursor = r.src_to;
-            uint32_t origin = sim__origin_source(sim, (uint32_t)hd->source);
-            for (uint64_t k = from; k < r.src_to; k++)
-                sim__publish(sim, t, sb->t_us[k - sb->base], sb->key[k - sb->base], origin);
-            sim__src_trim(sim, sb, sim->hs[r.handler].src_cursor);
-        }
-        uint32_t origin = sim__origin_emit(sim, sim->w.h[r.handler].tmpl);
-        for (uint32_t k = 0; k < hd->emit_n; k++)
-            sim__publish(sim, t, sim->now_us, (uint32_t)(r.id * 64 + k), origin);
+    uint64_t id = r->id, src_from = r->src_from, src_to = r->src_to;
+    uint32_t t = sim->w.inst_first_t[sim->hs[h].inst] + (uint32_t)hd->out_topic;
+    struct src_buf *sb = sim__src_of(sim, h);
+    if (sb) {
+        /* Publish what arrived since the last successful poll; a concurrent
+         * run that committed first already published part. */
+        uint64_t cursor = sim->hs[h].src_cursor;
+        uint64_t from = src_from > cursor ? src_from : cursor;
+        if (src_to > cursor)
+            sim->hs[h].src_cursor = src_to;
+        uint32_t origin = sim__origin_source(sim, (uint32_t)hd->source);
+        for (uint64_t k = from; k < src_to; k++)
+            sim__publish(sim, t, sb->a[k - sb->base].t_us, sb->a[k - sb->base].key, origin);
+        sim__src_trim(sim, sb, sim->hs[h].src_cursor);
     }
+    uint32_t origin = sim__origin_emit(sim, sim->w.h[h].tmpl);
+    for (uint32_t k = 0; k < hd->emit_n; k++)
+        sim__publish(sim, t, sim->now_us, (uint32_t)(id * 64 + k), origin);
 }
 
-/* The run at slot ended (outcome in res) and left the active set: the
- * policy hears of it, then the record goes unless something keeps it. */
-static void run_ended(struct sim *sim, uint32_t slot, struct run_result *res)
+/* The run at slot ended and left the active set: the policy hears of it,
+ * then the record goes unless something keeps it. */
+static void run_ended(struct sim *sim, uint32_t slot)
 {
     if (sim->host_up) {
-        sim->runs[slot].in_hook = 1;
-        sim->ops->on_run_end(sim->pol, res, sim->now_us);
+        struct run_rec *r = &sim->runs[slot];
+        struct run_result res = {.run = r->id, .handler = r->handler, .outcome = (enum run_outcome)r->outcome,
+                                 .fail = r->outcome == OUT_COMMITTED ? FAIL_NONE : (enum fail_class)r->fail, .phase = (enum run_phase)r->phase,
+                                 .ntaken = r->ntaken, .wake_us = r->wake_us, .start_us = r->start_us,
+                                 .worker = r->worker, .tag = r->tag};
+        r->in_hook = 1;
+        sim->hook_slot = slot;
+        sim->ops->on_run_end(sim->pol, &res, sim->now_us);
+        sim->hook_slot = ITEM_NIL;
         sim->runs[slot].in_hook = 0;
     }
     sim__run_unref(sim, slot);
@@ -446,10 +476,9 @@ static void run_ended(struct sim *sim, uint32_t slot, struct run_result *res)
 void sim__run_phase(struct sim *sim, uint32_t slot, uint64_t id)
 {
     struct run_rec *r = &sim->runs[slot];
-    SIM_ASSERT(r->id == id && r->active);
+    SIM_ASSERT(r->id == id);
+    SIM_ASSERT(r->active);
     r->ev = 0;
-    struct run_result res = {.run = id, .handler = r->handler, .ntaken = r->ntaken, .wake_us = r->wake_us,
-                             .start_us = r->start_us, .worker = r->worker, .tag = r->tag};
     if (r->phase == PHASE_PREPARING) {
         if (r->fail && r->fail_phase == PHASE_PREPARING)
             goto failed;
@@ -477,26 +506,20 @@ void sim__run_phase(struct sim *sim, uint32_t slot, uint64_t id)
     if (r->fail && r->fail_phase == PHASE_EMITTING)
         goto failed;
     commit(sim, slot);
-    r = &sim->runs[slot];
-    r->phase = PHASE_COMMITTED;
+    sim->runs[slot].phase = PHASE_COMMITTED;
     sim__run_finish(sim, slot, OUT_COMMITTED);
-    res.outcome = OUT_COMMITTED;
-    res.phase = PHASE_COMMITTED;
-    run_ended(sim, slot, &res);
+    run_ended(sim, slot);
     return;
 failed:
-    res.outcome = OUT_FAILED;
-    res.fail = (enum fail_class)r->fail;
-    res.phase = (enum run_phase)r->phase;
     sim__run_finish(sim, slot, OUT_FAILED);
-    run_ended(sim, slot, &res);
+    run_ended(sim, slot);
 }
 
 int sim_deliver(struct sim *sim, uint32_t handler, uint64_t id)
 {
     SIM_ASSERT(handler < sim->w.nh);
     sim__policy_event(sim);
-    const struct handler_def *hd = world_hdef(&sim->w, handler);
+    const struct handler_def *hd = sim__hdef(sim, handler);
     uint32_t ppm = 0;
     for (uint8_t k = 0; k < hd->nfails; k++)
         if (hd->fails[k].cls == FAIL_DELIVERY)
