@@ -261,7 +261,10 @@ static void setup(struct sim *sim)
         }
     }
     size_t nsrc = (size_t)sim->w.ninst * s->nsources;
-    sim->srcs = xcalloc(nsrc ? nsrc : 1, sizeof *sim->srcs);
+    sim->srcs = xmalloc_aligned(64, (nsrc ? nsrc : 1) * sizeof *sim->srcs);
+    memset(sim->srcs, 0, (nsrc ? nsrc : 1) * sizeof *sim->srcs);
+    for (size_t i = 0; i < nsrc; i++)
+        sim->srcs[i].cap = SRC_INLINE;
     for (uint32_t in = 0; in < sim->w.ninst; in++)
         for (uint16_t k = 0; k < s->nsources; k++)
             arr_init(&sim->srcs[(size_t)in * s->nsources + k].g, &s->sources[k].arr, s,
@@ -360,7 +363,8 @@ static void sim_free(struct sim *sim)
     free(sim->dallocs);
     free(sim->dalloc_sz);
     for (size_t i = 0; i < (size_t)sim->w.ninst * s->nsources; i++)
-        free(sim->srcs[i].a);
+        if (sim->srcs[i].cap > SRC_INLINE)
+            free(sim->srcs[i].a);
     free(sim->srcs);
     free(sim->hs);
     free(sim->items);
@@ -372,6 +376,7 @@ static void sim_free(struct sim *sim)
     free(sim->runs);
     idmap_free(&sim->run_map);
     free(sim->active);
+    free(sim->active_ck);
     free(sim->pubs);
     free(sim->tickers);
     sim__api_free(sim);

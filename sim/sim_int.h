@@ -180,12 +180,23 @@ struct src_arrival {
     uint32_t key;
 };
 
-struct src_buf {                   /* one source in one instance */
-    struct arr_gen g;
-    struct src_arrival *a;         /* arrivals [base, n): a[k - base] */
+#define SRC_INLINE 2
+
+/* One source in one instance: two cache lines (the table is 64-byte
+ * aligned), with room for the few arrivals a producer that polls often
+ * finds, so that most sources need no block of their own. */
+struct src_buf {
+    _Alignas(64) struct arr_gen g;
+    struct src_arrival *a;         /* arrivals [base, n): a[k - base]; the inline ones when cap is SRC_INLINE */
     uint64_t base, n;
     size_t cap;
+    struct src_arrival inl[SRC_INLINE];
 };
+
+static inline const struct src_arrival *src_at(const struct src_buf *sb, uint64_t k)
+{
+    return &(sb->cap > SRC_INLINE ? sb->a : sb->inl)[k - sb->base];
+}
 
 #define ITEM_NIL UINT32_MAX
 
@@ -198,23 +209,24 @@ struct item_slot {
     uint32_t origin;               /* what published it (sim_mem.c) */
 };
 
-/* A run record: three cache lines (the table is 64-byte aligned), the
- * first holding all that a phase event and the end read, the third the
- * checker's record of the run. */
+/* A run record: two cache lines (the table is 64-byte aligned), the first
+ * holding all that a phase event reads.  The checker's record of an active
+ * run is beside it in the active set (sim.active_ck). */
 struct run_rec {
     /* line 1: every phase event */
     uint64_t id;                   /* 0: a free slot */
     evq_handle ev;                 /* its next phase event */
     int64_t t_mut_us;              /* when mutating ends (phase mutated) */
-    int64_t end_us, start_us, wake_us;
+    int64_t end_us, start_us;
     uint32_t handler, ntaken;
+    uint32_t aslot;                /* while active: its index in sim.active; free: the next free slot */
+    uint32_t unused;
     uint8_t phase, active, outcome, fail, mutated, fail_phase, mut_if_fail;
     uint8_t in_hook;               /* its on_run_end is running */
     /* line 2: its start, its end, and what policies ask */
     uint32_t worker;
-    uint32_t aslot;                /* while active: its index in sim.active; free: the next free slot */
     uint32_t holds;                /* sim_run_hold count */
-    int64_t due_us;
+    int64_t due_us, wake_us;
     uint64_t retry_of, resume_of, tag;
     union {
         struct {                   /* producers: source arrivals [from, to) it publishes */
@@ -226,10 +238,8 @@ struct run_rec {
         };
         uint64_t *big;             /* consumers, ntaken > 1: ids, then slots */
     };
-    /* line 3 */
-    _Alignas(64) struct checker_run ck;
 };
-_Static_assert(sizeof(struct run_rec) == 192, "a run record is three cache lines");
+_Static_assert(sizeof(struct run_rec) == 128, "a run record is two cache lines");
 
 static inline const uint64_t *run_taken_ids(const struct run_rec *r)
 {
@@ -316,6 +326,7 @@ struct sim {
     uint64_t nruns;                /* ids issued */
     uint64_t live_runs;
     uint32_t *active;              /* slots of the active runs; each run knows its index (aslot) */
+    struct checker_run *active_ck; /* [active_cap] the checker's record of active[i] */
     size_t nactive, active_cap;
     uint32_t hook_slot;            /* the run whose on_run_end is running, ITEM_NIL none */
 

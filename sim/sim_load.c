@@ -200,10 +200,17 @@ void sim__src_fill(struct sim *sim, struct src_buf *sb, int64_t t_us)
         size_t k = (size_t)(sb->n - sb->base);
         if (k == sb->cap) {
             size_t cap = sb->cap;
-            sb->a = xgrow(sb->a, sizeof *sb->a, &sb->cap, k + 1);
-            sim->mem_var += (sb->cap - cap) * sizeof *sb->a;
+            struct src_arrival *na = xmalloc(2 * cap * sizeof *na);
+            memcpy(na, cap > SRC_INLINE ? sb->a : sb->inl, cap * sizeof *na);
+            if (cap > SRC_INLINE) {
+                free(sb->a);
+                sim->mem_var -= cap * sizeof *na;
+            }
+            sb->a = na;
+            sb->cap = 2 * cap;
+            sim->mem_var += sb->cap * sizeof *na;
         }
-        sb->a[k] = (struct src_arrival){at, key};
+        (sb->cap > SRC_INLINE ? sb->a : sb->inl)[k] = (struct src_arrival){at, key};
         sb->n++;
     }
 }
@@ -215,15 +222,18 @@ void sim__src_trim(struct sim *sim, struct src_buf *sb, uint64_t from)
 {
     SIM_ASSERT(from >= sb->base && from <= sb->n);
     uint64_t dead = from - sb->base, left = sb->n - from;
-    if (dead == 0 || dead < left)
+    if (dead == 0 || (dead < left && sb->cap > SRC_INLINE))
         return;
-    memmove(sb->a, sb->a + dead, (size_t)left * sizeof *sb->a);
+    struct src_arrival *v = sb->cap > SRC_INLINE ? sb->a : sb->inl;
+    memmove(v, v + dead, (size_t)left * sizeof *v);
     sb->base = from;
-    if (sb->cap > 64 && left * 4 < sb->cap) {
-        size_t cap = sb->cap / 2;
-        sb->a = xrealloc(sb->a, cap * sizeof *sb->a);
-        sim->mem_var -= (sb->cap - cap) * sizeof *sb->a;
-        sb->cap = cap;
+    if (sb->cap > SRC_INLINE && left <= SRC_INLINE) {
+        /* Back to the inline room. */
+        memcpy(sb->inl, sb->a, (size_t)left * sizeof *v);
+        free(sb->a);
+        sim->mem_var -= sb->cap * sizeof *v;
+        sb->a = NULL;
+        sb->cap = SRC_INLINE;
     }
 }
 

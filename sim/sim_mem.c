@@ -109,7 +109,7 @@ uint64_t sim__mem_used(const struct sim *sim)
     uint64_t b = mem_fixed(sim) + sim->mem_var;
     b += (uint64_t)sim->items_cap * sizeof *sim->items + idmap_bytes(&sim->item_map);
     b += (uint64_t)sim->runs_cap * sizeof *sim->runs + idmap_bytes(&sim->run_map);
-    b += sim->active_cap * sizeof *sim->active + sim->tickers_cap * sizeof *sim->tickers +
+    b += sim->active_cap * (sizeof *sim->active + sizeof *sim->active_ck) + sim->tickers_cap * sizeof *sim->tickers +
          sim->alarms_cap * sizeof *sim->alarms;
     b += sim->sc_cap * (sizeof *sim->sc_items + sizeof *sim->sc_ids + sizeof *sim->sc_slots + sizeof *sim->sc_take);
     b += evq_bytes(sim->q);

@@ -100,17 +100,23 @@ static int64_t draw(struct rng *r, const struct dist *d)
  * alone, so crash handling, which walks it, stays deterministic. */
 static void active_add(struct sim *sim, uint32_t slot)
 {
-    sim->active = xgrow(sim->active, sizeof *sim->active, &sim->active_cap, sim->nactive + 1);
+    if (sim->nactive == sim->active_cap) {
+        size_t cap = sim->active_cap;
+        sim->active = xgrow(sim->active, sizeof *sim->active, &sim->active_cap, sim->nactive + 1);
+        sim->active_ck = xgrow(sim->active_ck, sizeof *sim->active_ck, &cap, sim->nactive + 1);
+    }
     sim->runs[slot].aslot = (uint32_t)sim->nactive;
     sim->active[sim->nactive++] = slot;
 }
 
+/* The last active run fills the hole, with its checker record. */
 static void active_del(struct sim *sim, uint32_t slot)
 {
     uint32_t i = sim->runs[slot].aslot;
     SIM_ASSERT(i < sim->nactive && sim->active[i] == slot);
     uint32_t last = sim->active[--sim->nactive];
     sim->active[i] = last;
+    sim->active_ck[i] = sim->active_ck[sim->nactive];
     sim->runs[last].aslot = i;
 }
 
@@ -384,15 +390,15 @@ uint64_t sim_run_start(struct sim *sim, const struct run_req *rq)
     int has_work = reserve(sim, rq, slot);
     if (prev != ITEM_NIL)
         sim__run_unref(sim, prev);
+    active_add(sim, slot);
     const struct run_rec *r = &sim->runs[slot];
     fact_run_start(&sim->fx, &(struct fact_start){.run = id, .handler = rq->handler, .reason = rq->reason,
                                                   .due_us = r->due_us, .wake_us = r->wake_us,
                                                   .resume_of = rq->resume_of,
                                                   .taken = r->ntaken ? run_taken_ids(r) : NULL,
-                                                  .ntaken = r->ntaken, .ck = &sim->runs[slot].ck});
+                                                  .ntaken = r->ntaken, .ck = &sim->active_ck[r->aslot]});
     busy_guard(sim, rq->handler, has_work);
     sim->hs[rq->handler].active++;
-    active_add(sim, slot);
     schedule_phases(sim, slot, has_work);
     return id;
 }
@@ -404,15 +410,16 @@ void sim__run_finish(struct sim *sim, uint32_t slot, enum run_outcome out)
     r->outcome = (uint8_t)out;
     r->end_us = sim->now_us;
     sim->hs[r->handler].active--;
+    fact_run_end(&sim->fx, r->id, r->handler, out, (enum run_phase)r->phase, (enum fail_class)r->fail,
+                 &sim->active_ck[r->aslot]);
     active_del(sim, slot);
-    fact_run_end(&sim->fx, r->id, r->handler, out, (enum run_phase)r->phase, (enum fail_class)r->fail, &r->ck);
 }
 
 static void apply_mutation(struct sim *sim, uint32_t slot)
 {
     struct run_rec *r = &sim->runs[slot];
     r->mutated = 1;
-    fact_mutation(&sim->fx, r->id, r->handler, &r->ck);
+    fact_mutation(&sim->fx, r->id, r->handler, &sim->active_ck[r->aslot]);
 }
 
 static void commit(struct sim *sim, uint32_t slot)
@@ -443,7 +450,7 @@ static void commit(struct sim *sim, uint32_t slot)
             sim->hs[h].src_cursor = src_to;
         uint32_t origin = sim__origin_source(sim, (uint32_t)hd->source);
         for (uint64_t k = from; k < src_to; k++)
-            sim__publish(sim, t, sb->a[k - sb->base].t_us, sb->a[k - sb->base].key, origin);
+            sim__publish(sim, t, src_at(sb, k)->t_us, src_at(sb, k)->key, origin);
         sim__src_trim(sim, sb, sim->hs[h].src_cursor);
     }
     uint32_t origin = sim__origin_emit(sim, sim->w.h[h].tmpl);
