@@ -10,6 +10,9 @@
  * spread over the buckets below it, which are all empty at that moment.  Each
  * entry only ever moves down, so it moves at most 64 times.
  *
+ * Each bucket 1..64 keeps the least key it holds (tombstones included) as
+ * entries come in, so that emptying it needs one pass, not two.
+ *
  * FIFO among equal times needs no comparison of seq: every bucket is in
  * increasing seq order at all times.  A push appends the largest seq so far;
  * a spread appends a bucket's entries, in order, to buckets that were empty;
@@ -72,6 +75,7 @@ struct evq_bucket {
     struct evq_entry *v;
     size_t len;
     size_t cap;
+    uint64_t min;      /* buckets 1..64, when len > 0: no key in it is smaller */
 };
 
 struct evq {
@@ -128,6 +132,8 @@ static inline void bucket_append(struct evq *q, struct evq_bucket *bk, uint64_t 
 {
     if (bk->len == bk->cap)
         bucket_grow(q, bk);
+    if (bk->len == 0 || key < bk->min)
+        bk->min = key;
     struct evq_entry *e = &bk->v[bk->len++];
     e->key = key;
     e->slot = slot;
@@ -243,10 +249,13 @@ static void sweep(struct evq *q)
         size_t to = 0;
         for (size_t k = from; k < bk->len; k++) {
             struct evq_entry e = bk->v[k];
-            if (q->slots[e.slot].link == SLOT_LIVE)
+            if (q->slots[e.slot].link == SLOT_LIVE) {
+                if (to == 0 || e.key < bk->min)
+                    bk->min = e.key;
                 bk->v[to++] = e;
-            else
+            } else {
                 drop_dead(q, e.slot);
+            }
         }
         bk->len = to;
         if (i == 0)
@@ -305,16 +314,10 @@ static void refill(struct evq *q)
     struct evq_entry *v = bk->v;
     size_t n = bk->len;
     SIM_ASSERT(n > 0);
-    uint64_t m;
-    if (q->min_valid) {
-        /* Entries below the cached minimum are tombstones: dropped below. */
-        m = q->min_key;
-    } else {
-        m = v[0].key;
-        for (size_t k = 1; k < n; k++)
-            if (v[k].key < m)
-                m = v[k].key;
-    }
+    /* The new base: the cached live minimum when known (entries below it
+     * are tombstones, dropped below), else the bucket's minimum, kept as
+     * entries came in (so no pass is needed to find it). */
+    uint64_t m = q->min_valid ? q->min_key : bk->min;
     SIM_ASSERT(bucket_of(m, q->last) == i);
     q->last = m;
     q->mask &= ~(UINT64_C(1) << (i - 1));
@@ -452,6 +455,7 @@ int evq_check(const struct evq *q)
         for (size_t k = from; k < bk->len; k++) {
             const struct evq_entry *e = &bk->v[k];
             CHECK(bucket_of(e->key, q->last) == i);
+            CHECK(i == 0 || bk->min <= e->key);
             CHECK(e->slot < q->nslots);
             CHECK(!seen[e->slot]);
             seen[e->slot] = 1;
