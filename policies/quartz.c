@@ -178,6 +178,8 @@ static int64_t fire_after(struct policy *p, uint64_t id, int64_t f)
         return sim_sched_next(p->sim, h, f, 0);
     case TK_EVERY: {
         sim_sched_info(p->sim, h, &si);
+        if (si.kind != SIM_SCHED_EVERY)
+            return sim_sched_next(p->sim, h, f, 0); /* changed since it was made */
         int64_t k = (f - x->anchor) / si.every_us + 1;
         int64_t n = x->anchor + k * si.every_us;
         return n < sim_horizon(p->sim) ? n : SIM_NEVER;
@@ -227,6 +229,7 @@ static void fired_add(struct policy *p, uint64_t run, uint64_t trig, uint32_t no
     struct qz_durable *d = p->d;
     d->fired = sim_dgrow(p->sim, d->fired, sizeof *d->fired, &d->fired_cap, d->nfired + 1);
     d->fired[d->nfired++] = (struct qz_fired){.run = run, .trig = trig, .node = node};
+    sim_run_hold(p->sim, run); /* the row names it until it goes (recovery reads it) */
 }
 
 /* triggerFired and the job's start on a thread of node k. */
@@ -364,6 +367,7 @@ static void consumer_schedule(struct policy *p, uint32_t h, int64_t at)
 static void fired_remove(struct policy *p, size_t i)
 {
     struct qz_durable *d = p->d;
+    sim_run_release(p->sim, d->fired[i].run);
     d->fired[i] = d->fired[--d->nfired];
 }
 
@@ -372,12 +376,12 @@ static void fired_remove(struct policy *p, size_t i)
 static void recover_row(struct policy *p, size_t i, int64_t now_us)
 {
     struct qz_fired f = p->d->fired[i];
+    struct sim_run_info ri;
+    sim_run_get(p->sim, f.run, &ri);
     fired_remove(p, i);
     struct qz_trig *x = tx(p, f.trig);
     if (x->blocked)
         trig_wait(p, f.trig, x->next);
-    struct sim_run_info ri;
-    sim_run_get(p->sim, f.run, &ri);
     if (!p->recovery || x->kind == TK_CONSUMER || x->kind == TK_RECOVERY)
         return;
     uint64_t r = trig_new(p, ri.handler, TK_RECOVERY, now_us);
@@ -570,6 +574,26 @@ static void qz_on_run_end(struct policy *p, const struct run_result *r, int64_t 
     fire_ready(p, now_us);
 }
 
+/* rescheduleJob, pauseTrigger, resumeTrigger: the producer's trigger takes
+ * the schedule in force now, from now; a paused one has no next fire. */
+static void qz_on_schedule_change(struct policy *p, uint32_t h, int64_t now_us)
+{
+    uint64_t id = p->d->own[h];
+    if (id == NONE)
+        return;
+    struct sim_sched_info si;
+    sim_sched_info(p->sim, h, &si);
+    struct qz_trig *x = tx(p, id);
+    x->kind = si.kind == SIM_SCHED_CRON ? TK_CRON : si.kind == SIM_SCHED_EVERY ? TK_EVERY : TK_ONCE;
+    int64_t next = si.disabled ? SIM_NEVER : sim_sched_next(p->sim, h, now_us, 1);
+    x->anchor = next;
+    if (jobs_get(&p->d->trig, id)->status == JOB_SLEEPING)
+        x->next = next; /* released with the new time */
+    else
+        trig_wait(p, id, next);
+    fire_ready(p, now_us);
+}
+
 static void qz_on_part(struct policy *p, int target, uint32_t index, int up, int64_t now_us)
 {
     if (target == CRASH_SERVER) {
@@ -631,4 +655,5 @@ const struct policy_ops policy_quartz = {
     .on_part = qz_on_part,
     .on_horizon = NULL,
     .on_stop = qz_on_stop,
+    .on_schedule_change = qz_on_schedule_change,
 };

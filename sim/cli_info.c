@@ -94,6 +94,11 @@ static int cmd_validate(int argc, char **argv)
             bad = 1;
             continue;
         }
+        if (cli_check_memory(s, cli_max_memory(&o)) != 0) {
+            scenario_free(s);
+            bad = 1;
+            continue;
+        }
         printf("%s: ok (%u workflows, %" PRIu64 " handler instances, %u expect lines)\n", o.paths[i], s->nwfs,
                s->nhandler_instances, s->nexpects);
         scenario_free(s);
@@ -103,6 +108,7 @@ static int cmd_validate(int argc, char **argv)
 
 static const struct cli_option validate_options[] = {
     CLI_CALLBACK(0, "policy", "FILE", cli_opt_plugin, "load a policy plugin (a shared object; repeatable)"),
+    CLI_MAX_MEMORY_OPTION,
     CLI_END,
 };
 
@@ -114,7 +120,8 @@ const struct cli_command cli_cmd_validate = {
     .description = "Parses each scenario and reports every error of each (up to 20 a file)\n"
                    "as file:line:col: error: message, with the line and a caret under the\n"
                    "column; a line with an error is skipped, and what it would have defined\n"
-                   "is not reported again.  Exits 2 if any is invalid.\n",
+                   "is not reported again.  A scenario that needs more memory at once than\n"
+                   "the budget allows is an error too.  Exits 2 if any is invalid.\n",
     .options = validate_options,
     .arg = validate_arg,
     .run = cmd_validate,

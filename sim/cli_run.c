@@ -124,6 +124,7 @@ static const struct cli_option run_options[] = {
                "show only these metrics (comma-separated names, or a\n"
                "family such as latency.*)"),
     CLI_CALLBACK(0, "max-events", "N", opt_max_events, "stop a run after N events (default 4000000000)"),
+    CLI_MAX_MEMORY_OPTION,
     CLI_END,
 };
 
@@ -173,6 +174,7 @@ struct run_ctx {
     struct store_writer *writer;   /* started with the first result (after the workers are forked) */
     int json, csv, markdown, first_json;
     int show[M_COUNT];             /* --metrics: which metrics are printed */
+    int memory_stop;               /* a run reached the memory budget: exit 2 */
     /* the scenario being received (cur), per column and metric, over its seeds */
     int cur, maxcols;
     struct stats_acc *acc;         /* [maxcols * metric_count] */
@@ -674,12 +676,17 @@ static int run_sink(void *ctx, size_t j, struct sweep_out *out)
         if (rx->progress)
             fprintf(stderr, "\r\033[K");
         const struct scenario *s = rx->scn[k];
-        int ll = res->status == SIM_LIVELOCK ? cli_expect_livelock_line(s, rx->pl->cols[k][c].t.label) : 0;
-        char why[160] = "";
-        if (ll)
-            snprintf(why, sizeof why, " (expected: %s:%d says this variant livelocks)", s->path, ll);
-        fprintf(stderr, "%s: %s under %s (seed %" PRIu64 "): %s%s\n", cli_prog, s->path, rx->pl->cols[k][c].title,
-                seed, res->status_msg, why);
+        const char *label = rx->pl->cols[k][c].t.label;
+        if (cli_memory_stop(s, label, seed, res)) {
+            rx->memory_stop = 1;
+        } else {
+            int ll = res->status == SIM_LIVELOCK ? cli_expect_livelock_line(s, label) : 0;
+            char why[160] = "";
+            if (ll)
+                snprintf(why, sizeof why, " (expected: %s:%d says this variant livelocks)", s->path, ll);
+            fprintf(stderr, "%s: %s under %s (seed %" PRIu64 "): %s%s\n", cli_prog, s->path,
+                    rx->pl->cols[k][c].title, seed, res->status_msg, why);
+        }
         snprintf(rx->status[c], sizeof rx->status[c], "%s", sim_status_name(res->status));
     }
     rx->fps[c] = res->fingerprint;
@@ -761,7 +768,8 @@ static int run_sweep(const struct cli_opts *o, struct scenario **scn, const stru
     if (rx->json)
         printf("[");
     struct sweep_opts so = {.workers = cli_jobs(o), .max_events = o->max_events,
-                            .keep_trace = rx->st && o->store_trace, .trace = trace, .stop = &run_stop};
+                            .max_memory = cli_max_memory(o), .keep_trace = rx->st && o->store_trace,
+                            .trace = trace, .stop = &run_stop};
     char err[512] = "";
     catch_stop_signals();
     int rc = sweep_run(rx->njobs, &so, run_job_at, run_sink, rx, err, sizeof err);
@@ -789,6 +797,8 @@ static int run_sweep(const struct cli_opts *o, struct scenario **scn, const stru
     free(rx->exp_checked);
     free(rx->exp_failed);
     free(rx->evals);
+    if (rc == 0 && rx->memory_stop)
+        rc = 2;
     return rc;
 }
 
