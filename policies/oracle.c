@@ -24,10 +24,15 @@
 
 enum { T_PRODUCER = 1, T_CONSUMER };
 
+/* Per handler, in one record so that an event touches one place. */
+struct oracle_h {
+    int64_t committed_due;         /* last committed due, -1 none */
+    int64_t next_due;              /* next due to serve */
+    uint64_t last_run;             /* latest run id, 0 none */
+};
+
 struct oracle_durable {
-    int64_t *committed_due;        /* [nh] last committed due, -1 none */
-    int64_t *next_due;             /* [nh] next due to serve */
-    uint64_t *last_run;            /* [nh] latest run id, 0 none */
+    struct oracle_h *h;            /* [nh] */
 };
 
 struct policy {
@@ -50,7 +55,7 @@ static void consumer_eval(struct policy *p, uint32_t h, int64_t now_us)
         struct run_req rq = RUN_REQ_INIT;
         rq.handler = h;
         rq.reason = REASON_EVENT;
-        p->d->last_run[h] = sim_run_start(p->sim, &rq);
+        p->d->h[h].last_run = sim_run_start(p->sim, &rq);
         return;
     }
     p->timer[h] = sim_timer_at(p->sim, due, T_CONSUMER, h);
@@ -62,7 +67,7 @@ static void producer_fire(struct policy *p, uint32_t h, int64_t due_us, enum run
     rq.handler = h;
     rq.reason = why;
     rq.due_us = due_us;
-    p->d->last_run[h] = sim_run_start(p->sim, &rq);
+    p->d->h[h].last_run = sim_run_start(p->sim, &rq);
 }
 
 /* After a restart: resumes h's run if a crash cut it after its mutation
@@ -70,7 +75,7 @@ static void producer_fire(struct policy *p, uint32_t h, int64_t due_us, enum run
  * Returns 1 if it started one. */
 static int resume_cut_run(struct policy *p, uint32_t h)
 {
-    uint64_t last = p->d->last_run[h];
+    uint64_t last = p->d->h[h].last_run;
     if (!last)
         return 0;
     struct sim_run_info ri;
@@ -82,13 +87,13 @@ static int resume_cut_run(struct policy *p, uint32_t h)
     rq.reason = REASON_RECOVER;
     rq.resume_of = last;
     rq.due_us = ri.due_us;
-    p->d->last_run[h] = sim_run_start(p->sim, &rq);
+    p->d->h[h].last_run = sim_run_start(p->sim, &rq);
     return 1;
 }
 
 static void producer_arm(struct policy *p, uint32_t h, int64_t now_us)
 {
-    int64_t next = p->d->next_due[h];
+    int64_t next = p->d->h[h].next_due;
     p->timer[h] = 0;
     if (next == SIM_NEVER)
         return;
@@ -102,13 +107,11 @@ static struct policy *oracle_create(struct sim *sim, void *durable, const struct
     p->d = durable;
     p->t = sim_topo(sim);
     p->timer = xcalloc(p->t->nh ? p->t->nh : 1, sizeof *p->timer);
-    if (!p->d->committed_due) {
-        p->d->committed_due = sim_dalloc(sim, sizeof(int64_t) * (p->t->nh ? p->t->nh : 1));
-        p->d->next_due = sim_dalloc(sim, sizeof(int64_t) * (p->t->nh ? p->t->nh : 1));
-        p->d->last_run = sim_dalloc(sim, sizeof(uint64_t) * (p->t->nh ? p->t->nh : 1));
+    if (!p->d->h) {
+        p->d->h = sim_dalloc(sim, sizeof *p->d->h * (p->t->nh ? p->t->nh : 1));
         for (uint32_t h = 0; h < p->t->nh; h++) {
-            p->d->committed_due[h] = -1;
-            p->d->next_due[h] = sim_sched_next(sim, h, 0, 1);
+            p->d->h[h].committed_due = -1;
+            p->d->h[h].next_due = sim_sched_next(sim, h, 0, 1);
         }
     }
     return p;
@@ -132,12 +135,12 @@ static void oracle_start(struct policy *p, int restart, int64_t now_us)
         if (restart && !resumed) {
             /* Serve what the crash left uncommitted: the earliest due after
              * the last committed one, if it has come. */
-            int64_t first = sim_sched_next(p->sim, h, p->d->committed_due[h], p->d->committed_due[h] < 0);
+            int64_t first = sim_sched_next(p->sim, h, p->d->h[h].committed_due, p->d->h[h].committed_due < 0);
             if (first != SIM_NEVER && first <= now_us) {
                 producer_fire(p, h, first, REASON_RECOVER);
-                p->d->next_due[h] = sim_sched_next(p->sim, h, now_us, 0);
+                p->d->h[h].next_due = sim_sched_next(p->sim, h, now_us, 0);
             } else {
-                p->d->next_due[h] = first;
+                p->d->h[h].next_due = first;
             }
         }
         producer_arm(p, h, now_us);
@@ -157,8 +160,8 @@ static void oracle_on_timer(struct policy *p, uint32_t tag, uint64_t arg, int64_
         consumer_eval(p, h, now_us);
         return;
     }
-    producer_fire(p, h, p->d->next_due[h], REASON_SCHEDULE);
-    p->d->next_due[h] = sim_sched_next(p->sim, h, now_us, 0);
+    producer_fire(p, h, p->d->h[h].next_due, REASON_SCHEDULE);
+    p->d->h[h].next_due = sim_sched_next(p->sim, h, now_us, 0);
     producer_arm(p, h, now_us);
 }
 
@@ -172,8 +175,8 @@ static void oracle_on_run_end(struct policy *p, const struct run_result *r, int6
     struct sim_run_info ri;
     sim_run_get(p->sim, r->run, &ri);
     if (r->outcome == OUT_COMMITTED) {
-        if (ri.due_us > p->d->committed_due[h])
-            p->d->committed_due[h] = ri.due_us;
+        if (ri.due_us > p->d->h[h].committed_due)
+            p->d->h[h].committed_due = ri.due_us;
     } else {
         producer_fire(p, h, ri.due_us, REASON_RETRY); /* the ideal retries at once */
     }
@@ -184,6 +187,15 @@ static void oracle_on_trigger(struct policy *p, uint32_t inst, int64_t now_us)
     for (uint32_t h = p->t->inst_first_h[inst]; h < p->t->inst_first_h[inst + 1]; h++)
         if (p->t->h_kind[h] == H_PRODUCER)
             producer_fire(p, h, -1, REASON_MANUAL);
+}
+
+/* The ideal learns of a schedule change at once: its next due is the new
+ * schedule's first instant from now. */
+static void oracle_on_schedule_change(struct policy *p, uint32_t h, int64_t now_us)
+{
+    sim_timer_cancel(p->sim, p->timer[h]);
+    p->d->h[h].next_due = sim_sched_next(p->sim, h, now_us, 1);
+    producer_arm(p, h, now_us);
 }
 
 const struct policy_ops policy_oracle = {
@@ -203,4 +215,5 @@ const struct policy_ops policy_oracle = {
     .on_timer = oracle_on_timer,
     .on_run_end = oracle_on_run_end,
     .on_trigger = oracle_on_trigger,
+    .on_schedule_change = oracle_on_schedule_change,
 };

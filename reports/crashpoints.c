@@ -2,7 +2,7 @@
  * see report_int.h).
  *
  * For each exploration that `simrun crashpoints --db` wrote (one baseline
- * run and its crash runs, table crash_points of schema version 3), one
+ * run and its crash runs, table crash_points of schema version 4), one
  * chart: the outcome of every crash point against the instant of its
  * crash, a row per outcome (ok, slow or no recovery, stuck, duplicated,
  * lost, double effect: a point is drawn at its worst), points just before a
@@ -154,13 +154,13 @@ static int chart_one(struct rpt *R, FILE *h, int64_t base, const char *scenario,
              "Each dot is one crash point: a run with a host crash injected just before (below the line) or "
              "just after (above) a durable transition, at its instant, drawn at its worst outcome beyond the "
              "run without the crash. %zu of %zu points fail.", bad, total);
-    rpt_html_figure(h, stem, title, cap);
+    rpt_html_figure(h, stem, title, cap, 1);
     return 0;
 }
 
 int rpt_section_crashpoints(struct rpt *R, FILE *h)
 {
-    if (R->r->version < 3)
+    if (R->r->version < 4)
         return 0;
     sqlite3_stmt *q;
     if (sqlite3_prepare_v2(R->r->db,

@@ -10,11 +10,17 @@
  *
  *     sim/cli.c         the parser, the help, the registry of commands, cli_main
  *     sim/cli_common.c  what run and check share: scenarios, targets, the store
+ *     sim/cli_expect.c  evaluating expect lines, for check and for run --db
  *     sim/cli_run.c     simrun run
+ *     sim/cli_plan.c    the job list of simrun run: targets, parameter
+ *                       studies (--sweep), shards and --resume
  *     sim/cli_check.c   simrun check
  *     sim/cli_crashpoints.c  simrun crashpoints
- *     sim/cli_db.c      simrun report and simrun diff (results databases)
+ *     sim/cli_db.c      simrun report, diff and merge (results databases)
  *     sim/cli_info.c    simrun validate, policies and version
+ *     sim/cli_merge.c   simrun merge
+ *     sim/cli_help.c    simrun help: a command's help, the manual page and
+ *                       the bash completion, from these tables
  *
  * Spelling: "-p VALUE" and "--policies VALUE" (the value is the next word);
  * options and arguments may come in any order; "-" alone is an argument.
@@ -35,6 +41,10 @@
 #define CLI_MAX_SETS 64
 #define CLI_MAX_SEEDS 100000
 #define CLI_MAX_LABELS 64
+#define CLI_MAX_SWEEPS 8               /* --sweep options */
+#define CLI_MAX_COLS 4096              /* columns of one scenario: labels x parameter-study points */
+#define CLI_MAX_JOBS 10000000          /* runs of one `simrun run` (scenarios x columns x seeds) */
+#define CLI_MAX_SHARDS 100000
 
 extern const char *const cli_prog; /* "simrun", the first word of every message */
 
@@ -89,6 +99,7 @@ extern const struct cli_command *const cli_commands[];
 extern const struct cli_command cli_cmd_run, cli_cmd_check, cli_cmd_report, cli_cmd_diff, cli_cmd_validate,
     cli_cmd_policies, cli_cmd_version;
 extern const struct cli_command cli_cmd_crashpoints;
+extern const struct cli_command cli_cmd_help, cli_cmd_merge;
 
 /* Runs simrun with argv as main received it; returns the exit status. */
 int cli_main(int argc, char **argv);
@@ -104,12 +115,20 @@ int cli_usage_error(const char *fmt, const char *arg);
 /* --- shared by the commands (cli_common.c) ------------------------------------------------------- */
 
 struct store;
+struct checker_result;
 
 /* A --set POLICY.KEY=VALUE. */
 struct cli_set {
     char policy[SCN_MAX_NAME];
     char key[64];
     char value[128];
+};
+
+/* A --sweep POLICY.KEY=V1,V2,...: one axis of a parameter study. */
+struct cli_sweep {
+    char policy[SCN_MAX_NAME];
+    char key[64];
+    char values[2048];             /* V1,V2,... as given */
 };
 
 /* The options of run and check (check uses a few of them). */
@@ -124,11 +143,17 @@ struct cli_opts {
     const char *db;
     int store_trace;
     const char *trace;
-    const char *format;            /* table, csv or json */
+    const char *format;            /* table, markdown, csv or json */
+    const char *metrics;           /* --metrics LIST, NULL: every metric */
     const char *junit;
     uint64_t max_events;
+    uint64_t max_memory;           /* --max-memory in bytes, 0 = not given (the default budget) */
     int quiet;
-    int jobs;                      /* -j: worker processes, 0 = not given (1) */
+    int jobs;                      /* -j: worker processes, 0 = not given (the number of cores) */
+    struct cli_sweep sweeps[CLI_MAX_SWEEPS];
+    int nsweeps;
+    uint64_t shard_k, shard_n;     /* --shard K/N; 0 0: every job */
+    int resume;                    /* --resume: skip the runs already in --db */
 };
 
 /* Option and argument callbacks on a struct cli_opts. */
@@ -136,9 +161,34 @@ int cli_opt_scenario(void *opts, const char *path);
 int cli_opt_seed(void *opts, const char *arg);
 int cli_opt_seeds(void *opts, const char *arg);
 int cli_opt_set(void *opts, const char *arg);
+int cli_opt_jobs(void *opts, const char *arg);     /* -j N: 1..256 worker processes */
+/* The worker processes of a sweep: -j, else the number of cores. */
+int cli_jobs(const struct cli_opts *o);
+/* --policy FILE: loads a policy plugin now (sim/plugin.h), so that the
+ * scenarios read after the options can name it; opts is not used. */
+int cli_opt_plugin(void *opts, const char *path);
 
 /* A decimal integer without sign; 0, or -1 when s is not one. */
 int cli_parse_u64(const char *s, uint64_t *out);
+
+struct sim_result;
+
+/* --max-memory SIZE (run, check, validate): bytes, or a number with K, M, G
+ * or T (powers of 1024; "GiB" and "GB" read the same), at least 1M. */
+int cli_opt_max_memory(void *opts, const char *arg);
+#define CLI_MAX_MEMORY_OPTION                                                                          \
+    CLI_CALLBACK(0, "max-memory", "SIZE", cli_opt_max_memory,                                          \
+                 "memory budget of each simulation, e.g. 512M or 8G (default:\n"                       \
+                 "half of this machine's memory); a scenario that needs more\n"                       \
+                 "is refused, a run that reaches it stops (exit 2)")
+/* The budget o asks for: --max-memory, else sim_memory_default(). */
+uint64_t cli_max_memory(const struct cli_opts *o);
+/* Refuses a scenario whose estimate (sim_memory_estimate) is over budget:
+ * prints "path:line:1: error: ..." and returns 2; else 0. */
+int cli_check_memory(const struct scenario *s, uint64_t budget);
+/* After a run: one that reached the memory budget is an error naming the
+ * line that drove it (printed); returns 2 for it, else 0. */
+int cli_memory_stop(const struct scenario *s, const char *label, uint64_t seed, const struct sim_result *res);
 
 /* Parses one scenario file (scenario_parse); 0, or -1 with d.  The one
  * place the command line parses a scenario. */
@@ -158,24 +208,109 @@ struct cli_target {
     char params_text[512];
 };
 
-/* Resolves a label (registered policy or variant of s) into a target:
- * defaults, then the scenario's `set` lines for the base policy, then those
- * for the variant, then the variant's own pairs, then --set for the base and
- * for the label.  Returns 0, or -1 with msg. */
+/* Resolves a label (registered policy, built-in variant, or variant of s)
+ * into a target: defaults, then the scenario's `set` lines for the base
+ * policy, then a built-in variant's settings and its `set` lines, then
+ * those for the variant, then the variant's own pairs, then --set for the
+ * base and for the label; values are read with the built-in variant's
+ * configuration grammar (sim/grammar.h), and so are the scenario's
+ * schedules, whose fallbacks are warned about on stderr.  Returns 0; -1
+ * with msg; or -2 with msg a whole "file:line:col: error: ..." line. */
 int cli_resolve_target(const struct scenario *s, const char *label, const struct cli_set *sets, int nsets,
                        struct cli_target *t, char *msg, size_t mn);
-/* Every label of a scenario: the registered policies, then its variants. */
+/* Every label of a scenario: the registered policies, then its variants,
+ * then the built-in variants its expect lines name. */
 int cli_all_labels(const struct scenario *s, const char **out, int max);
+/* Checks that every --set names a registered policy (or a variant of one
+ * of the scenarios) and a valid KEY=VALUE for it; 0, or 2 after printing
+ * the error. */
+int cli_check_sets(const struct cli_opts *o, struct scenario **scn);
 
+/* --- expect lines (cli_expect.c) ----------------------------------------------------------------- */
+
+struct sim_result;
 struct expect_outcome;
+
+/* Whether expect line e names label ('*' names every label). */
+int cli_expect_names(const struct expect_def *e, const char *label);
+/* The template index of e's `for WF.HANDLER`, -1 for the whole scenario. */
+int cli_expect_tmpl(const struct scenario *s, const struct expect_def *e);
+/* Whether v op want holds (never for a NaN v: no value). */
+int cli_expect_compare(double v, enum expect_op op, double want);
+/* The value of e's metric in one run (durations in us, +INFINITY when
+ * censored); NaN when the run has none. */
+double cli_expect_measure(const struct scenario *s, const struct expect_def *e, const struct sim_result *res);
+/* e's aggregate (mean, min, max, pNN) of the seeds' values v[0..n), NaN
+ * values skipped; NaN for EXPECT_EACH or when no value is left. */
+double cli_expect_aggregate(const struct expect_def *e, const double *v, size_t n);
+/* "each", "mean", "min", "max", "p95" into b. */
+const char *cli_expect_agg_name(const struct expect_def *e, char *b, size_t n);
+/* The outcomes to store with the run of seed index si (of nseeds) of the
+ * target label: every line naming it that holds per seed, judged on this
+ * seed, and in the last seed's run every aggregate line, judged over all
+ * the seeds.  vals[e * nseeds + k] is line e's value in seed index k (only
+ * k <= si are read).  out has room for s->nexpects; returns how many. */
+uint32_t cli_expect_outcomes(const struct scenario *s, const char *label, const double *vals, size_t si,
+                             size_t nseeds, struct expect_outcome *out);
+/* The line of an `expect LABEL livelock == true` of s (the run is meant to
+ * be stopped as a livelock: a deliberately broken variant), or 0. */
+int cli_expect_livelock_line(const struct scenario *s, const char *label);
+
+/* --- the job list of simrun run (cli_plan.c) --------------------------------------------------- */
+
+/* A column of a scenario's table: a target at one parameter-study point. */
+struct cli_col {
+    struct cli_target t;
+    char point[256];               /* the swept keys' values, "period=10s,x=2"; "" when not swept */
+    char title[SCN_MAX_NAME + 272]; /* "poll[period=10s]", or the label */
+};
+
+/* Every run of a `simrun run`: for scenario k (in argument order), its
+ * columns c, and its seeds lo[k] .. lo[k] + nseeds[k] - 1; job number
+ * first[k] + c * nseeds[k] + (seed - lo[k]) in the full list, the order of
+ * a serial run.  The selected jobs (a shard, those not yet stored) are a
+ * subsequence of it. */
+struct cli_plan {
+    int nscn;
+    struct cli_col **cols;         /* [nscn][ncols[k]] */
+    int *ncols;
+    uint64_t *lo, *nseeds;
+    size_t *first;                 /* [nscn + 1] */
+    size_t nfull;                  /* jobs in the full list */
+    size_t *sel;                   /* [nsel] selected jobs, ascending; NULL: every job */
+    size_t nsel;
+    size_t stored;                 /* jobs skipped because --resume found them stored */
+    char hash[17];                 /* the full list's identity (run_plan.plan) */
+};
+
+int cli_opt_sweep(void *opts, const char *arg);
+int cli_opt_shard(void *opts, const char *arg);
+/* Resolves the columns of every scenario (-p or every label; the
+ * scenario's sweep lines and --sweep) and numbers the full list.  0, or 2
+ * after printing the error. */
+int cli_plan_make(const struct cli_opts *o, struct scenario **scn, struct cli_plan *pl);
+/* Selects the jobs this process runs: the --shard slice (job i is in shard
+ * i % N + 1), without those already in st with --resume.  0, or 2 after
+ * printing the error. */
+int cli_plan_select(struct cli_plan *pl, const struct cli_opts *o, struct scenario **scn, struct store *st);
+/* Job number `full` of the full list: its scenario, column and seed. */
+void cli_plan_at(const struct cli_plan *pl, size_t full, int *k, int *c, uint64_t *seed);
+void cli_plan_free(struct cli_plan *pl);
+
 /* simrun check's part for `expect POLICIES crashpoints METRIC OP VALUE`
- * (sim/cli_crashpoints.c): when a line of s names t, explores s's crash
- * points under t once (the scenario's crashpoints line gives the window),
- * prints PASS or FAIL per line (failures only with quiet; a failure names
- * the first failing point and its crash line), writes JUnit test cases to
- * junit (NULL: none), appends the outcomes to eo and counts them.  0, or
- * -1 after printing an error. */
-int cli_check_crashpoints(const struct scenario *s, const struct cli_target *t, uint64_t seed, int quiet,
-                          FILE *junit, struct expect_outcome *eo, uint32_t *neo, int *npass, int *nfail);
+ * (sim/cli_crashpoints.c).  A line holds when it holds at every crash
+ * point of the exploration of s under t (the scenario's crashpoints line
+ * sets it), in every seed lo .. lo + n - 1; the explorations are made once
+ * per target and seed and kept in the cache until it is freed.  Returns 1
+ * when e holds, 0 when it fails; what gets what was measured (a failure
+ * names the first failing point and the crash line that reproduces it),
+ * *v the value (NaN when an exploration could not be made: then what says
+ * why and the line fails). */
+struct cli_cp_cache;
+struct cli_cp_cache *cli_cp_cache_new(void);
+void cli_cp_cache_free(struct cli_cp_cache *c);
+int cli_check_crashpoint_line(struct cli_cp_cache *c, const struct scenario *s, const struct cli_target *t,
+                              const struct expect_def *e, uint64_t lo, uint64_t n, double *v, char *what,
+                              size_t wn);
 
 #endif

@@ -6,13 +6,21 @@
  * scenarios are parsed, every policy name and --set resolved, and only then
  * does the database open, so bad input never leaves a half-written result. */
 #include <errno.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
+#include "sim/checker.h"
 #include "sim/cli.h"
+#include "sim/grammar.h"
+#include "sim/plugin.h"
 #include "sim/refs.h"
+#include "sim/sim.h"
 #include "sim/store.h"
+#include "sim/suggest.h"
+#include "sim/sweep.h"
 
 /* --- option values ------------------------------------------------------------------------ */
 
@@ -27,6 +35,70 @@ int cli_parse_u64(const char *s, uint64_t *out)
         return -1;
     *out = v;
     return 0;
+}
+
+int cli_opt_max_memory(void *opts, const char *v)
+{
+    struct cli_opts *o = opts;
+    char *end;
+    errno = 0;
+    double x = strtod(v, &end);
+    double unit = 1;
+    switch (*end) {
+    case 'k': case 'K': unit = 1024.0; end++; break;
+    case 'm': case 'M': unit = 1024.0 * 1024; end++; break;
+    case 'g': case 'G': unit = 1024.0 * 1024 * 1024; end++; break;
+    case 't': case 'T': unit = 1024.0 * 1024 * 1024 * 1024; end++; break;
+    default: break;
+    }
+    if (unit > 1 && (!strcmp(end, "iB") || !strcmp(end, "B")))
+        end += strlen(end);
+    double bytes = x * unit;
+    if (end == v || *end || errno || !(bytes >= 1024.0 * 1024) || bytes > 1.8e19 || v[0] == '-' || v[0] == '+')
+        return cli_usage_error("bad --max-memory '%s' (expected a size of at least 1M, e.g. 512M or 8G)", v);
+    o->max_memory = (uint64_t)bytes;
+    return 0;
+}
+
+uint64_t cli_max_memory(const struct cli_opts *o)
+{
+    return o->max_memory ? o->max_memory : sim_memory_default();
+}
+
+static void fmt_size(uint64_t b, char *buf, size_t n)
+{
+    if (b >= (UINT64_C(1) << 30))
+        snprintf(buf, n, "%.1f GiB", (double)b / (double)(UINT64_C(1) << 30));
+    else
+        snprintf(buf, n, "%.1f MiB", (double)b / (double)(UINT64_C(1) << 20));
+}
+
+int cli_check_memory(const struct scenario *s, uint64_t budget)
+{
+    int line = 0;
+    char why[200], need[32], lim[32];
+    uint64_t est = sim_memory_estimate(s, &line, why, sizeof why);
+    if (est <= budget)
+        return 0;
+    fmt_size(est, need, sizeof need);
+    fmt_size(budget, lim, sizeof lim);
+    fprintf(stderr,
+            "%s:%d:1: error: the scenario needs about %s of memory at once (%s), over the memory budget of %s "
+            "(--max-memory)\n",
+            s->path, line, need, why, lim);
+    return 2;
+}
+
+int cli_memory_stop(const struct scenario *s, const char *label, uint64_t seed, const struct sim_result *res)
+{
+    if (res->status != SIM_MEMORY_LIMIT)
+        return 0;
+    if (res->status_line > 0)
+        fprintf(stderr, "%s:%d:1: error: %s (under %s, seed %" PRIu64 ")\n", s->path, res->status_line,
+                res->status_msg, label, seed);
+    else
+        fprintf(stderr, "%s: error: %s (under %s, seed %" PRIu64 ")\n", s->path, res->status_msg, label, seed);
+    return 2;
 }
 
 int cli_opt_scenario(void *opts, const char *path)
@@ -66,6 +138,24 @@ int cli_opt_seeds(void *opts, const char *v)
     return 0;
 }
 
+int cli_opt_jobs(void *opts, const char *v)
+{
+    struct cli_opts *o = opts;
+    uint64_t nj;
+    if (cli_parse_u64(v, &nj) || nj < 1 || nj > SWEEP_MAX_WORKERS)
+        return cli_usage_error("bad -j '%s' (expected 1..256 worker processes)", v);
+    o->jobs = (int)nj;
+    return 0;
+}
+
+int cli_jobs(const struct cli_opts *o)
+{
+    if (o->jobs)
+        return o->jobs;
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    return n < 1 ? 1 : n > SWEEP_MAX_WORKERS ? SWEEP_MAX_WORKERS : (int)n;
+}
+
 int cli_opt_set(void *opts, const char *v)
 {
     struct cli_opts *o = opts;
@@ -84,6 +174,16 @@ int cli_opt_set(void *opts, const char *v)
     return 0;
 }
 
+int cli_opt_plugin(void *opts, const char *path)
+{
+    char msg[1024];
+    if (plugin_load(path, NULL, msg, sizeof msg) != 0) {
+        fprintf(stderr, "%s: error: %s\n", cli_prog, msg);
+        return 2;
+    }
+    return 0;
+}
+
 /* --- scenarios and the store ------------------------------------------------------------------ */
 
 int cli_load_scenario(const char *path, struct scenario **out, struct diag *d)
@@ -95,8 +195,15 @@ int cli_load_all(const struct cli_opts *o, struct scenario **scn)
 {
     for (int i = 0; i < o->npaths; i++) {
         struct diag d;
+        int bad = 0;
         if (cli_load_scenario(o->paths[i], &scn[i], &d) != 0) {
             diag_print(&d);
+            bad = 1;
+        } else if (cli_check_memory(scn[i], cli_max_memory(o)) != 0) {
+            scenario_free(scn[i]);
+            bad = 1;
+        }
+        if (bad) {
             for (int k = 0; k < i; k++)
                 scenario_free(scn[k]);
             return 2;
@@ -126,12 +233,64 @@ int cli_open_store(const char *db, struct store **st)
 
 /* --- targets: a policy (or variant) with its resolved parameters ------------------------------- */
 
-/* Applies key=value pairs to ps.  0 or -1 with msg. */
-static int apply_kv(struct params *ps, const struct param_kv *kv, uint16_t n, char *msg, size_t mn)
+/* What resolving a target reads key=value pairs with: the grammar of the
+ * variant's system (simrun's for a plain policy) and, for messages, the
+ * scenario's path and the target's label. */
+struct kv_ctx {
+    const struct scenario *s;
+    const char *label;
+    const char *policy;            /* the registered policy */
+    int grammar;
+};
+
+/* One key=value read with the target's grammar and set: a fallback warns
+ * at the pair (line 0: a --set); a rejection is an error there (-2, msg a
+ * whole diagnostic) or, for a --set, -1 with msg. */
+static int apply_one(const struct kv_ctx *c, struct params *ps, const char *key, const char *value, int line, int col,
+                     char *msg, size_t mn)
 {
-    for (uint16_t i = 0; i < n; i++)
-        if (params_set(ps, kv[i].key, kv[i].value, msg, mn) != 0)
-            return -1;
+    char k2[64], v2[256], why[400];
+    enum gr_verdict gv =
+        grammar_param(c->grammar, c->policy, key, value, k2, sizeof k2, v2, sizeof v2, why, sizeof why);
+    if (gv == GR_REJECT) {
+        if (line)
+            snprintf(msg, mn, "%s:%d:%d: error: %s", c->s->path, line, col, why);
+        else
+            snprintf(msg, mn, "%s.%s=%s: %s", c->label, key, value, why);
+        return line ? -2 : -1;
+    }
+    if (gv == GR_FALLBACK) {
+        if (line)
+            fprintf(stderr, "%s:%d:%d: warning: %s (under %s)\n", c->s->path, line, col, why, c->label);
+        else
+            fprintf(stderr, "%s: warning: --set %s.%s=%s: %s\n", cli_prog, c->label, key, value, why);
+    }
+    return params_set(ps, k2, v2, msg, mn);
+}
+
+/* Applies key=value pairs to ps.  0, or -1/-2 with msg as apply_one. */
+static int apply_kv(const struct kv_ctx *c, struct params *ps, const struct param_kv *kv, uint16_t n, char *msg,
+                    size_t mn)
+{
+    for (uint16_t i = 0; i < n; i++) {
+        int rc = apply_one(c, ps, kv[i].key, kv[i].value, kv[i].line,
+                           kv[i].col + (int)strlen(kv[i].key) + 1, msg, mn);
+        if (rc)
+            return rc;
+    }
+    return 0;
+}
+
+/* The `set` lines for `name`, in order. */
+static int apply_sets(const struct kv_ctx *c, struct params *ps, const char *name, char *msg, size_t mn)
+{
+    for (uint16_t i = 0; i < c->s->nsets; i++) {
+        if (strcmp(c->s->sets[i].policy, name))
+            continue;
+        int rc = apply_kv(c, ps, c->s->sets[i].kv, c->s->sets[i].nkv, msg, mn);
+        if (rc)
+            return rc;
+    }
     return 0;
 }
 
@@ -139,17 +298,52 @@ static int apply_kv(struct params *ps, const struct param_kv *kv, uint16_t n, ch
  * scenario's variants. */
 static void unknown_label(const struct scenario *s, const char *base, char *msg, size_t mn)
 {
-    char names[256];
-    policy_check_name(base, names, sizeof names);
-    if (s->nvariants) {
-        size_t off = strlen(names);
-        if (off && names[off - 1] == ')')
-            names[off - 1] = 0;
-        for (uint16_t i = 0; i < s->nvariants; i++)
-            snprintf(names + strlen(names), sizeof names - strlen(names), ", %s", s->variants[i].name);
-        snprintf(names + strlen(names), sizeof names - strlen(names), ")");
+    char names[1024];
+    size_t off = 0;
+    struct suggest sg;
+    suggest_init(&sg, base);
+    names[0] = 0;
+    for (int i = 0; i < policy_count() && off < sizeof names; i++) {
+        off += (size_t)snprintf(names + off, sizeof names - off, "%s%s", i ? ", " : "", policy_at(i)->name);
+        suggest_add(&sg, policy_at(i)->name);
     }
-    snprintf(msg, mn, "%s", names);
+    for (uint16_t i = 0; i < s->nvariants && off < sizeof names; i++) {
+        off += (size_t)snprintf(names + off, sizeof names - off, ", %s", s->variants[i].name);
+        suggest_add(&sg, s->variants[i].name);
+    }
+    snprintf(msg, mn, "unknown policy '%s' (valid: %s)", base, names);
+    suggest_append(&sg, msg, mn);
+}
+
+/* The schedules as the target's system reads them: warnings for its
+ * fallbacks, the first rejection as a whole diagnostic in msg. */
+struct sched_report {
+    const struct scenario *s;
+    const char *label;
+    char *msg;
+    size_t mn;
+    int rejected;
+};
+
+static void sched_note(void *ctx, const struct gr_note *n)
+{
+    struct sched_report *r = ctx;
+    if (n->verdict == GR_FALLBACK) {
+        fprintf(stderr, "%s:%d:%d: warning: %s (under %s)\n", r->s->path, n->line, n->col, n->msg, r->label);
+    } else if (!r->rejected++) {
+        snprintf(r->msg, r->mn, "%s:%d:%d: error: %s (under %s)", r->s->path, n->line, n->col, n->msg, r->label);
+    }
+}
+
+static int check_schedules(const struct scenario *s, const char *label, int grammar, char *msg, size_t mn)
+{
+    if (!grammar_needed(s, grammar))
+        return 0;
+    struct scenario copy;
+    struct sched_report r = {s, label, msg, mn, 0};
+    grammar_apply(s, grammar, &copy, sched_note, &r);
+    grammar_release(&copy);
+    return r.rejected ? -2 : 0;
 }
 
 int cli_resolve_target(const struct scenario *s, const char *label, const struct cli_set *sets, int nsets,
@@ -160,29 +354,38 @@ int cli_resolve_target(const struct scenario *s, const char *label, const struct
         if (!strcmp(s->variants[i].name, label))
             var = &s->variants[i];
     const char *base = var ? var->base : label;
+    const struct policy_variant *bv = NULL;
     t->ops = policy_find(base);
+    if (!t->ops)
+        bv = policy_variant_find(base, &t->ops);
     if (!t->ops) {
         unknown_label(s, base, msg, mn);
         return -1;
     }
     snprintf(t->label, sizeof t->label, "%s", label);
     params_init(&t->ps, t->ops);
-    for (uint16_t i = 0; i < s->nsets; i++)
-        if (!strcmp(s->sets[i].policy, base) && apply_kv(&t->ps, s->sets[i].kv, s->sets[i].nkv, msg, mn))
-            return -1;
-    if (var) {
-        for (uint16_t i = 0; i < s->nsets; i++)
-            if (!strcmp(s->sets[i].policy, label) && apply_kv(&t->ps, s->sets[i].kv, s->sets[i].nkv, msg, mn))
-                return -1;
-        if (apply_kv(&t->ps, var->kv, var->nkv, msg, mn))
-            return -1;
+    struct kv_ctx c = {s, label, t->ops->name, 0};
+    int rc = apply_sets(&c, &t->ps, t->ops->name, msg, mn);
+    if (!rc && bv) {
+        rc = policy_variant_apply(bv, &t->ps, msg, mn);
+        c.grammar = t->ps.grammar;
+        if (!rc)
+            rc = apply_sets(&c, &t->ps, bv->name, msg, mn);
     }
-    for (int i = 0; i < nsets; i++) {
-        if (strcmp(sets[i].policy, base) && strcmp(sets[i].policy, label))
+    if (!rc && var) {
+        rc = apply_sets(&c, &t->ps, label, msg, mn);
+        if (!rc)
+            rc = apply_kv(&c, &t->ps, var->kv, var->nkv, msg, mn);
+    }
+    for (int i = 0; !rc && i < nsets; i++) {
+        if (strcmp(sets[i].policy, t->ops->name) && strcmp(sets[i].policy, label) && (!bv || strcmp(sets[i].policy, bv->name)))
             continue;
-        if (params_set(&t->ps, sets[i].key, sets[i].value, msg, mn) != 0)
-            return -1;
+        rc = apply_one(&c, &t->ps, sets[i].key, sets[i].value, 0, 0, msg, mn);
     }
+    if (!rc)
+        rc = check_schedules(s, label, t->ps.grammar, msg, mn);
+    if (rc)
+        return rc;
     params_format(&t->ps, t->params_text, sizeof t->params_text);
     return 0;
 }
@@ -190,9 +393,36 @@ int cli_resolve_target(const struct scenario *s, const char *label, const struct
 int cli_all_labels(const struct scenario *s, const char **out, int max)
 {
     int n = 0;
-    for (int i = 0; i < policy_registry_count && n < max; i++)
-        out[n++] = policy_registry[i]->name;
+    for (int i = 0; i < policy_count() && n < max; i++)
+        out[n++] = policy_at(i)->name;
     for (uint16_t i = 0; i < s->nvariants && n < max; i++)
         out[n++] = s->variants[i].name;
+    /* Built-in variants are run when an expect line names them. */
+    for (uint32_t e = 0; e < s->nexpects; e++)
+        for (char **p = s->expects[e].policies; *p && n < max; p++) {
+            int seen = 0;
+            for (int k = 0; k < n && !seen; k++)
+                seen = !strcmp(out[k], *p);
+            if (!seen && policy_variant_find(*p, NULL))
+                out[n++] = *p;
+        }
     return n;
+}
+
+int cli_check_sets(const struct cli_opts *o, struct scenario **scn)
+{
+    for (int i = 0; i < o->nsets; i++) {
+        const struct cli_set *cs = &o->sets[i];
+        const char *base = cs->policy;
+        for (int k = 0; k < o->npaths; k++)
+            for (uint16_t v = 0; v < scn[k]->nvariants; v++)
+                if (!strcmp(scn[k]->variants[v].name, cs->policy))
+                    base = scn[k]->variants[v].base;
+        char msg[512];
+        if (policy_check_param(base, cs->key, cs->value, msg, sizeof msg) != 0) {
+            fprintf(stderr, "%s: error: --set %s.%s=%s: %s\n", cli_prog, cs->policy, cs->key, cs->value, msg);
+            return 2;
+        }
+    }
+    return 0;
 }

@@ -703,25 +703,54 @@ static int cmd_crashpoints(int argc, char **argv)
 
 /* --- simrun check: `expect P crashpoints METRIC OP VALUE` ------------------------------------ */
 
-static int holds(double v, enum expect_op op, double want)
+/* Explorations made for check, per target label and seed. */
+struct cp_cached {
+    char label[128];
+    uint64_t seed;
+    int ok;                        /* 0: the exploration failed (err) */
+    char err[512];
+    struct cp_result r;
+};
+
+struct cli_cp_cache {
+    struct cp_cached *e;
+    size_t n, cap;
+};
+
+struct cli_cp_cache *cli_cp_cache_new(void)
 {
-    switch (op) {
-    case OP_LT: return v < want;
-    case OP_LE: return v <= want;
-    case OP_GT: return v > want;
-    case OP_GE: return v >= want;
-    case OP_EQ: return v == want;
-    case OP_NE: return v != want;
-    }
-    return 0;
+    return xcalloc(1, sizeof(struct cli_cp_cache));
 }
 
-static int names_label(const struct expect_def *e, const char *label)
+void cli_cp_cache_free(struct cli_cp_cache *c)
 {
-    for (char **p = e->policies; *p; p++)
-        if (!strcmp(*p, "*") || !strcmp(*p, label))
-            return 1;
-    return 0;
+    if (!c)
+        return;
+    for (size_t i = 0; i < c->n; i++)
+        if (c->e[i].ok)
+            cp_result_free(&c->e[i].r);
+    free(c->e);
+    free(c);
+}
+
+/* The exploration of s under t with seed, made on first use. */
+static const struct cp_cached *explored(struct cli_cp_cache *c, const struct scenario *s, const struct cli_target *t,
+                                        uint64_t seed)
+{
+    for (size_t i = 0; i < c->n; i++)
+        if (c->e[i].seed == seed && !strcmp(c->e[i].label, t->label))
+            return &c->e[i];
+    c->e = xgrow(c->e, sizeof *c->e, &c->cap, c->n + 1);
+    struct cp_cached *x = &c->e[c->n++];
+    memset(x, 0, sizeof *x);
+    snprintf(x->label, sizeof x->label, "%s", t->label);
+    x->seed = seed;
+    struct cp_opts co;
+    settings(s, NULL, seed, &co);
+    x->ok = cp_explore(s, t->ops, &t->ps, &co, &x->r, x->err, sizeof x->err) == 0;
+    if (!x->ok)
+        cp_result_free(&x->r);
+    return x;
 }
 
 /* Evaluates a per-point line e over every point of r: returns the first
@@ -734,7 +763,7 @@ static const struct cp_point *eval_points(const struct cp_result *r, const struc
     for (size_t i = 0; i < r->npts; i++) {
         const struct cp_point *p = &r->pts[i];
         double pv = p->out.done ? cp_point_metric(r, p, m) : NAN;
-        if (!p->out.done || !holds(pv, e->op, e->value)) {
+        if (!p->out.done || !cli_expect_compare(pv, e->op, e->value)) {
             *v = pv;
             return p;
         }
@@ -745,91 +774,73 @@ static const struct cp_point *eval_points(const struct cp_result *r, const struc
     return NULL;
 }
 
-static void junit_case(FILE *junit, const struct scenario *s, const char *label, const struct expect_def *e, int ok,
-                       const char *why)
-{
-    fprintf(junit, "    <testcase classname=\"");
-    fmt_markup(junit, s->name);
-    fprintf(junit, ".%s\" name=\"line %d: ", label, e->line);
-    fmt_markup(junit, e->text);
-    fprintf(junit, "\">");
-    if (!ok) {
-        fprintf(junit, "<failure message=\"");
-        fmt_markup(junit, why);
-        fprintf(junit, "\"/>");
-    }
-    fprintf(junit, "</testcase>\n");
-}
-
-/* Prints one line's verdict; a failure names its first failing point and
- * the line that reproduces it. */
-static int report_line(const struct cp_result *r, const struct expect_def *e, const char *label, int quiet,
-                       FILE *junit, double *measured)
+/* Judges e on one exploration r: 1 holds, 0 fails; what and *v as for
+ * cli_check_crashpoint_line. */
+static int judge_exploration(const struct cp_result *r, const struct expect_def *e, double *v, char *what, size_t wn)
 {
     int m = cp_metric_find(e->metric);
     SIM_ASSERT(m >= 0); /* checked by the parser (refs_builtin) */
     int over = cp_metric_table[m].over_all;
     const struct cp_point *first = NULL;
-    double v;
     if (over)
-        v = cp_point_metric(r, NULL, m);
+        *v = cp_point_metric(r, NULL, m);
     else
-        first = eval_points(r, e, m, &v);
-    int ok = over ? holds(v, e->op, e->value) : first == NULL;
-    char why[1400], val[48];
+        first = eval_points(r, e, m, v);
+    int ok = over ? cli_expect_compare(*v, e->op, e->value) : first == NULL;
+    char val[48];
     const struct metric_info mi = {.name = e->metric, .is_duration = cp_metric_table[m].is_duration,
                                    .is_bool = cp_metric_table[m].is_bool};
-    if (isnan(v))
+    if (isnan(*v))
         snprintf(val, sizeof val, "nothing (its process failed)");
     else
-        fmt_metric(&mi, v, val, sizeof val);
+        fmt_metric(&mi, *v, val, sizeof val);
     if (over || !first) {
-        snprintf(why, sizeof why, "%s %s over %zu crash points", over ? "measured" : "worst", val, r->npts);
+        snprintf(what, wn, "%s %s over %zu crash points", over ? "measured" : "worst", val, r->npts);
     } else {
-        char at[48], what[300], line[512];
+        char at[48], pt[300], line[512];
         sim_fmt_dur(first->t_us, at, sizeof at);
-        cp_point_text(r, first, what, sizeof what);
+        cp_point_text(r, first, pt, sizeof pt);
         cp_point_line(r, first, r->down_us, line, sizeof line);
-        snprintf(why, sizeof why, "measured %s at crash point %" PRIu32 " of %zu, %s %s: %s", val, first->no,
-                 r->npts, at, what, line);
+        snprintf(what, wn, "measured %s at crash point %" PRIu32 " of %zu, %s %s: %s", val, first->no, r->npts, at,
+                 pt, line);
     }
-    if (!ok || !quiet)
-        printf("%s %s:%d [%s] %s (%s)\n", ok ? "PASS" : "FAIL", r->scn->path, e->line, label, e->text, why);
-    if (junit)
-        junit_case(junit, r->scn, label, e, ok, why);
-    *measured = v;
     return ok;
 }
 
-int cli_check_crashpoints(const struct scenario *s, const struct cli_target *t, uint64_t seed, int quiet,
-                          FILE *junit, struct expect_outcome *eo, uint32_t *neo, int *npass, int *nfail)
+int cli_check_crashpoint_line(struct cli_cp_cache *c, const struct scenario *s, const struct cli_target *t,
+                              const struct expect_def *e, uint64_t lo, uint64_t n, double *v, char *what,
+                              size_t wn)
 {
-    int any = 0;
-    for (uint32_t i = 0; i < s->nexpects; i++)
-        any |= s->expects[i].crashpoints && names_label(&s->expects[i], t->label);
-    if (!any)
-        return 0;
-    struct cp_opts co;
-    settings(s, NULL, seed, &co);
-    struct cp_result r;
-    char msg[512];
-    if (cp_explore(s, t->ops, &t->ps, &co, &r, msg, sizeof msg) != 0) {
-        fprintf(stderr, "%s: error: %s\n", cli_prog, msg);
-        cp_result_free(&r);
-        return -1;
+    double worst = NAN;
+    size_t npts = 0;
+    int lower = e->op == OP_GT || e->op == OP_GE;
+    for (uint64_t k = 0; k < n; k++) {
+        const struct cp_cached *x = explored(c, s, t, lo + k);
+        if (!x->ok) {
+            *v = NAN;
+            snprintf(what, wn, "%sno exploration: %s", n > 1 ? "seed " : "", x->err);
+            return 0;
+        }
+        char one[1400];
+        int ok = judge_exploration(&x->r, e, v, one, sizeof one);
+        if (!ok || n == 1) {
+            if (n > 1)
+                snprintf(what, wn, "seed %" PRIu64 ": %s", lo + k, one);
+            else
+                snprintf(what, wn, "%s", one);
+            return ok;
+        }
+        if (isnan(worst) || (lower ? *v < worst : *v > worst))
+            worst = *v;
+        npts += x->r.npts;
     }
-    for (uint32_t i = 0; i < s->nexpects; i++) {
-        const struct expect_def *e = &s->expects[i];
-        if (!e->crashpoints || !names_label(e, t->label))
-            continue;
-        double v;
-        int ok = report_line(&r, e, t->label, quiet, junit, &v);
-        eo[(*neo)++] = (struct expect_outcome){e, v, ok};
-        if (ok)
-            ++*npass;
-        else
-            ++*nfail;
-    }
-    cp_result_free(&r);
-    return 0;
+    *v = worst;
+    int m = cp_metric_find(e->metric);
+    const struct metric_info mi = {.name = e->metric, .is_duration = cp_metric_table[m].is_duration,
+                                   .is_bool = cp_metric_table[m].is_bool};
+    char val[48];
+    fmt_metric(&mi, worst, val, sizeof val);
+    snprintf(what, wn, "%s %s over %zu crash points of seeds %" PRIu64 "..%" PRIu64,
+             cp_metric_table[m].over_all ? "most extreme" : "worst", val, npts, lo, lo + n - 1);
+    return 1;
 }

@@ -30,13 +30,15 @@
 
 #include "sim/vocab.h"
 
-/* 2: on_stop appended. */
-#define POLICY_ABI 2
+/* 2: on_stop appended.  3: on_schedule_change, on_trigger_ex and the
+ * built-in variants appended. */
+#define POLICY_ABI 3
 
 struct sim;
 struct policy;                     /* each policy defines its own */
 
-/* PARAM_TOD: a local time of day "HH:MM", stored as minutes since midnight.
+/* PARAM_TOD: a local time of day "HH:MM", stored as minutes since midnight
+ * ("24:00" is 1440, the end of the day, for an end time).
  * PARAM_ZONE: an IANA time zone name or "local" (the scenario's zone),
  * stored as the zone's address (0 for "local"; read it with params_zone). */
 enum param_type { PARAM_INT, PARAM_DURATION, PARAM_ENUM, PARAM_BOOL, PARAM_TOD, PARAM_ZONE };
@@ -57,6 +59,35 @@ struct params {
     const struct param_def *defs;
     int n;
     int64_t v[32];                 /* INT/DURATION/BOOL: the value; ENUM: choice index */
+    /* How the system reads its configuration (enum grammar, sim/grammar.h):
+     * 0, simrun's own, unless a built-in variant names its system's. */
+    int grammar;
+};
+
+/* A manual "run now" (`trigger` line): of a whole workflow instance, or of
+ * one handler in it; delay_us is the request's own coalescing delay (-1:
+ * none given: the policy's own rule). */
+struct sim_trigger {
+    uint32_t inst;
+    uint32_t handler;              /* UINT32_MAX: the whole workflow instance */
+    int64_t delay_us;
+};
+
+/* A built-in variant: the policy configured as a real system was built,
+ * run by name like a policy (`-p keepai`, `expect keepai ...`).  Each
+ * setting cites where its value comes from; grammar names the system's
+ * configuration grammar (sim/grammar.h). */
+struct variant_setting {
+    const char *key, *value;
+    const char *source;            /* repository file (and lines), or document section */
+};
+struct policy_variant {
+    const char *name;
+    const char *summary;           /* one line */
+    const char *source;            /* the repository and commit it reproduces */
+    const char *grammar;           /* a grammar name, "simrun" for the policy's own */
+    const struct variant_setting *settings;
+    int nsettings;
 };
 
 struct run_result {
@@ -114,12 +145,50 @@ struct policy_ops {
      * what the real system would write while shutting down.  NULL: nothing
      * (sim_run_start's refusal is then the only sign of the stop). */
     void (*on_stop)(struct policy *p, int64_t now_us);
+
+    /* --- ABI 3 --- */
+    /* The schedule of producer `handler` was changed at now (a `disable`,
+     * `enable` or `change` line): sim_sched_info and sim_sched_next answer
+     * with the new one from now on.  Not called while the host is down or
+     * stopping (the policy reads the schedule afresh when it starts).
+     * NULL: nothing (a policy that asks sim_sched_next at every fire sees
+     * the change at its next fire; one that armed an alarm does not). */
+    void (*on_schedule_change)(struct policy *p, uint32_t handler, int64_t now_us);
+    /* A manual "run now" with what the `trigger` line said: one handler
+     * (t->handler), or a whole instance, and the request's own delay.
+     * NULL: on_trigger(t->inst), for a handler's trigger too. */
+    void (*on_trigger_ex)(struct policy *p, const struct sim_trigger *t, int64_t now_us);
+    /* Built-in variants (as-built configurations), for the registry. */
+    const struct policy_variant *variants;
+    int nvariants;
 };
 
 /* The registry: every built-in policy, in a fixed order. */
 extern const struct policy_ops *const policy_registry[];
 extern const int policy_registry_count;
+/* A built-in or added policy by name, or NULL. */
 const struct policy_ops *policy_find(const char *name);
+
+/* Policies added at run time (plugins, sim/plugin.h) follow the built-in
+ * ones: policy_at(0 .. policy_count() - 1) lists both, built-ins first,
+ * then the added ones in the order they came. */
+#define POLICY_MAX_ADDED 64
+int policy_count(void);
+const struct policy_ops *policy_at(int i);
+/* Adds a policy defined outside simrun, from `origin` (the plugin's path,
+ * for messages and `simrun policies`), after checking what the engine
+ * relies on: abi == POLICY_ABI, a valid name (a letter, then letters,
+ * digits, '_', '-') that no policy has yet, every required hook (create,
+ * destroy, start, on_publish, on_timer, on_run_end), a known promise and a
+ * sound parameter table (unique keys, defaults that parse, min <= max).
+ * Returns the registry's own copy of ops (texts that were NULL are ""; a
+ * NULL seeds becomes the origin), or NULL with msg ("it was built for
+ * policy ABI 1, ...", "policy 'x' has no 'on_timer' hook ...").  ops
+ * and what it points to (hooks, choices) must stay valid until the process
+ * ends: plugins are never unloaded. */
+const struct policy_ops *policy_register(const struct policy_ops *ops, const char *origin, char *msg, size_t n);
+/* Where an added policy came from; NULL for a built-in one. */
+const char *policy_origin(const struct policy_ops *ops);
 
 /* Resolves parameters: defaults, then each key=value in order.  Returns 0,
  * or -1 with msg ("unknown parameter 'x' for policy 'poll' (valid: period,
@@ -133,11 +202,21 @@ const struct cal_zone *params_zone(const struct params *ps, const char *key, con
 /* Canonical text of the non-default values, "k=v,k=v" sorted by table
  * order; "" when all are defaults. */
 void params_format(const struct params *ps, char *buf, size_t n);
+/* The value of one parameter as a scenario would write it ("10s", "true",
+ * "09:30"), default or not; 0, or -1 when ps has no such key. */
+int params_value_text(const struct params *ps, const char *key, char *buf, size_t n);
 
-/* For the scenario parser: is `name` a registered policy?  On no, msg lists
- * the valid names. */
+/* A built-in variant by name (and its policy in *ops), or NULL. */
+const struct policy_variant *policy_variant_find(const char *name, const struct policy_ops **ops);
+/* Applies a built-in variant's settings and grammar to ps (initialised for
+ * its policy).  0, or -1 with msg (a bug in the variant's table). */
+int policy_variant_apply(const struct policy_variant *v, struct params *ps, char *msg, size_t n);
+
+/* For the scenario parser: is `name` a registered policy or a built-in
+ * variant?  On no, msg lists the valid policy names. */
 int policy_check_name(const char *name, char *msg, size_t n);
-/* For the scenario parser: does key=value fit policy `name`? 0 or -1 with msg. */
+/* For the scenario parser: does key=value fit policy `name` (a built-in
+ * variant: as its system's grammar reads the value)?  0 or -1 with msg. */
 int policy_check_param(const char *name, const char *key, const char *value, char *msg, size_t n);
 
 #endif

@@ -31,6 +31,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "sim/suggest.h"
 #include "sim/util.h"
 
 /* --- messages -------------------------------------------------------------- */
@@ -49,10 +50,14 @@ void diag_print(const struct diag *d)
 
 static const char *const hdr_names[NHDR] = {"name", "start", "timezone", "horizon", "drain", "seed", "recovery-bound"};
 
-enum body_kind { B_WORKFLOW, B_SOURCE, B_PUBLISH, B_CRASH, B_FAIL, B_TRIGGER, B_SET, B_VARIANT, B_EXPECT, B_STOP,
-                 B_CRASHPOINTS, NBODY };
-static const char *const body_names[NBODY] = {"workflow", "source", "publish", "crash", "fail",
-                                              "trigger",  "set",    "variant", "expect", "stop", "crashpoints"};
+enum body_kind {
+    B_WORKFLOW, B_SOURCE, B_PUBLISH, B_CRASH, B_FAIL, B_TRIGGER, B_SET, B_VARIANT, B_EXPECT, B_STOP,
+    B_DISABLE, B_ENABLE, B_CHANGE, B_BUSY, B_DEADLINE, B_SWEEP, B_CRASHPOINTS, NBODY
+};
+static const char *const body_names[NBODY] = {"workflow", "source",  "publish", "crash",  "fail",
+                                              "trigger",  "set",     "variant", "expect", "stop",
+                                              "disable",  "enable",  "change",  "busy",   "deadline",
+                                              "sweep",    "crashpoints"};
 
 static const char *const fail_class_names[FAIL_NCLASS] = {"",         "transient",     "logic",
                                                           "internal", "indeterminate", "delivery"};
@@ -142,6 +147,32 @@ static int parse_header(struct parser *p, const struct line *L, int h)
     return 0;
 }
 
+/* `plugin PATH`: a policy plugin, loaded now (pass 1) so that the lines
+ * that name its policy can be checked. */
+static int parse_plugin(struct parser *p, const struct line *L)
+{
+    struct scenario *s = p->s;
+    if (need(p, L, 0, 1, "a plugin path") || trailing(p, L, 2, "plugin"))
+        return -1;
+    const struct tok *t = &L->tok[1];
+    char full[SCN_MAX_LINE + 600];
+    int w = t->s[0] == '/' ? snprintf(full, sizeof full, "%s", t->s) : snprintf(full, sizeof full, "%s/%s", p->dir, t->s);
+    if (!t->s[0])
+        return perr(p, L->no, t->col, "empty plugin path");
+    if (w < 0 || (size_t)w >= sizeof full)
+        return perr(p, L->no, t->col, "plugin path '%s' is too long", q(p, t->s));
+    if (s->nplugins >= SCN_MAX_PLUGINS)
+        return perr(p, L->no, t->col, "too many plugin lines (limit %d)", SCN_MAX_PLUGINS);
+    char m[1024];
+    if (p->ext->plugin && p->ext->plugin(p->ext->ctx, full, m, sizeof m) != SCN_REF_OK)
+        return perr(p, L->no, t->col, "%s", m);
+    s->plugins = xrealloc(s->plugins, ((size_t)s->nplugins + 1) * sizeof *s->plugins);
+    s->plugins[s->nplugins++] = xstrdup(full);
+    return 0;
+}
+
+static int is_plugin_word(const struct tok *t) { return !t->quoted && !strcmp(t->s, "plugin"); }
+
 static int pass1_line(struct parser *p, const struct line *L)
 {
     if (L->ntok == 0 || L->indented)
@@ -150,12 +181,26 @@ static int pass1_line(struct parser *p, const struct line *L)
     int h = t0->quoted ? -1 : hdr_index(t0->s);
     if (h >= 0)
         return parse_header(p, L, h);
+    if (is_plugin_word(t0))
+        return parse_plugin(p, L);
     if (!t0->quoted && (body_index(t0->s) >= 0 || is_handler_word(t0->s)))
         return 0;
-    return perr(p, L->no, t0->col,
-                "unknown directive '%s' (valid: name, start, timezone, horizon, drain, seed, recovery-bound, "
-                "workflow, source, publish, crash, stop, fail, trigger, set, variant, expect, crashpoints)",
-                q(p, t0->s));
+    perr(p, L->no, t0->col,
+         "unknown directive '%s' (valid: name, start, timezone, horizon, drain, seed, recovery-bound, plugin, "
+         "workflow, source, publish, crash, stop, fail, trigger, disable, enable, change, busy, deadline, "
+         "set, variant, sweep, expect, crashpoints)",
+         q(p, t0->s));
+    struct suggest sg;
+    suggest_init(&sg, t0->s);
+    for (int i = 0; i < NHDR; i++)
+        suggest_add(&sg, hdr_names[i]);
+    suggest_add(&sg, "plugin");
+    for (int i = 0; i < NBODY; i++)
+        suggest_add(&sg, body_names[i]);
+    suggest_add(&sg, "producer");
+    suggest_add(&sg, "consumer");
+    suggest_append(&sg, p->d->msg, sizeof p->d->msg);
+    return -1;
 }
 
 /* --- faults, triggers ------------------------------------------------------------- */
@@ -268,6 +313,43 @@ static int parse_stop(struct parser *p, const struct line *L)
     return 0;
 }
 
+/* `attempts 1,3,5`: a bit per attempt, 1 to 64. */
+static int parse_attempts(struct parser *p, int line, const struct tok *t, uint64_t *mask)
+{
+    const char *c = t->s;
+    *mask = 0;
+    for (;;) {
+        uint64_t v;
+        const char *st = c;
+        int nd = scn_read_digits(&c, 3, &v);
+        if (nd == 0 || (*c && *c != ','))
+            return perr(p, line, t->col, "bad attempt list '%s' (expected numbers like 1,3)", q(p, t->s));
+        if (v < 1 || v > 64)
+            return perr(p, line, t->col + (int)(st - t->s), "attempt '%llu' out of range 1-64", (unsigned long long)v);
+        *mask |= UINT64_C(1) << (v - 1);
+        if (!*c)
+            return 0;
+        c++;
+    }
+}
+
+static int parse_phase_word(struct parser *p, int line, const struct tok *ph, enum run_phase *out)
+{
+    if (!strcmp(ph->s, "preparing"))
+        *out = PHASE_PREPARING;
+    else if (!strcmp(ph->s, "mutating"))
+        *out = PHASE_MUTATING;
+    else if (!strcmp(ph->s, "mutated"))
+        *out = PHASE_MUTATED;
+    else if (!strcmp(ph->s, "emitting"))
+        *out = PHASE_EMITTING;
+    else
+        return perr(p, line, ph->col, "unknown phase '%s' (valid: preparing, mutating, mutated, emitting)",
+                    q(p, ph->s));
+    return 0;
+}
+
+/* `fail WF.H CLASS P% | first N | attempts A,B [in PHASE] [empty]`. */
 static int parse_fail(struct parser *p, const struct line *L)
 {
     int no = L->no;
@@ -285,28 +367,35 @@ static int parse_fail(struct parser *p, const struct line *L)
         return perr(p, no, ct->col, "unknown failure class '%s' (valid: transient, logic, internal, indeterminate)",
                     q(p, ct->s));
     uint32_t ppm = 0;
-    if (scn__parse_percent(p, no, pt, &ppm))
+    uint64_t first = 0, mask = 0;
+    int i = 4;
+    if (!strcmp(pt->s, "first") || !strcmp(pt->s, "attempts")) {
+        if (cls == FAIL_DELIVERY)
+            return perr(p, no, pt->col, "'%s' is for run failures ('delivery' takes a probability)", pt->s);
+        if (need(p, L, 3, 1, pt->s[0] == 'f' ? "a number of attempts" : "a list of attempts like 1,3"))
+            return -1;
+        if (pt->s[0] == 'f' ? scn__parse_count(p, no, &L->tok[4], 1, 1000000, "attempt count", &first)
+                            : parse_attempts(p, no, &L->tok[4], &mask))
+            return -1;
+        i = 5;
+    } else if (scn__parse_percent(p, no, pt, &ppm)) {
         return -1;
+    }
     enum run_phase phase = PHASE_MUTATING;
-    if (L->ntok > 4) {
-        if (strcmp(L->tok[4].s, "in"))
-            return trailing(p, L, 4, "fail");
-        if (need(p, L, 4, 1, "a phase"))
-            return -1;
-        const struct tok *ph = &L->tok[5];
-        if (!strcmp(ph->s, "preparing"))
-            phase = PHASE_PREPARING;
-        else if (!strcmp(ph->s, "mutating"))
-            phase = PHASE_MUTATING;
-        else if (!strcmp(ph->s, "mutated"))
-            phase = PHASE_MUTATED;
-        else if (!strcmp(ph->s, "emitting"))
-            phase = PHASE_EMITTING;
-        else
-            return perr(p, no, ph->col, "unknown phase '%s' (valid: preparing, mutating, mutated, emitting)",
-                        q(p, ph->s));
-        if (trailing(p, L, 6, "fail"))
-            return -1;
+    int seen_in = 0, empty = 0;
+    while (i < L->ntok) {
+        const struct tok *w = &L->tok[i];
+        if (!strcmp(w->s, "in") && !seen_in) {
+            if (need(p, L, i, 1, "a phase") || parse_phase_word(p, no, &L->tok[i + 1], &phase))
+                return -1;
+            seen_in = 1;
+            i += 2;
+        } else if (!strcmp(w->s, "empty") && !empty && cls != FAIL_DELIVERY) {
+            empty = 1;
+            i++;
+        } else {
+            return trailing(p, L, i, "fail");
+        }
     }
     scn__add_ref(p, REF_FAIL, no, tgt->col, tgt->s, 0, 0);
     struct ref *r = &p->refs[p->nrefs - 1];
@@ -315,23 +404,42 @@ static int parse_fail(struct parser *p, const struct line *L)
     r->phase = phase;
     r->cls_col = ct->col;
     r->pct_col = pt->col;
+    r->first_n = (uint32_t)first;
+    r->attempts = mask;
+    r->empty = (uint8_t)empty;
     return 0;
 }
 
+/* `trigger WORKFLOW[.HANDLER] at T [delay D]`. */
 static int parse_trigger(struct parser *p, const struct line *L)
 {
     struct scenario *s = p->s;
     if (need(p, L, 0, 3, "'WORKFLOW at T'"))
         return -1;
     const struct tok *w = &L->tok[1];
-    if (scn__check_name(p, L->no, w->col, w->s, "workflow"))
+    const char *dot = strchr(w->s, '.');
+    if (dot) {
+        if (strchr(dot + 1, '.') || dot == w->s || !dot[1])
+            return perr(p, L->no, w->col, "expected WORKFLOW or WORKFLOW.HANDLER, got '%s'", q(p, w->s));
+    } else if (scn__check_name(p, L->no, w->col, w->s, "workflow")) {
         return -1;
+    }
     if (strcmp(L->tok[2].s, "at"))
         return perr(p, L->no, L->tok[2].col, "expected 'at' after the workflow name, got '%s'", q(p, L->tok[2].s));
     struct trigger_def tr = {0};
     tr.line = L->no;
-    if (scn__parse_instant(p, L->no, &L->tok[3], LIM_HORIZON, &tr.at_us) || trailing(p, L, 4, "trigger"))
+    tr.handler = -1;
+    tr.delay_us = -1;
+    if (scn__parse_instant(p, L->no, &L->tok[3], LIM_HORIZON, &tr.at_us))
         return -1;
+    if (L->ntok > 4) {
+        if (strcmp(L->tok[4].s, "delay"))
+            return trailing(p, L, 4, "trigger");
+        if (need(p, L, 4, 1, "a duration") ||
+            scn__parse_dur(p, L->no, L->tok[5].col, L->tok[5].s, 0, "trigger delay", &tr.delay_us) ||
+            trailing(p, L, 6, "trigger"))
+            return -1;
+    }
     s->triggers = xgrow(s->triggers, sizeof *s->triggers, &p->cap_triggers, (size_t)s->ntriggers + 1);
     s->triggers[s->ntriggers++] = tr;
     scn__add_ref(p, REF_TRIGGER, L->no, w->col, w->s, s->ntriggers - 1, 0);
@@ -363,7 +471,7 @@ static int pass2_line(struct parser *p, const struct line *L)
         return -1;
     if (is_h)
         return perr(p, L->no, t0->col, "'%s' outside a workflow (indent handler lines under a 'workflow' line)", t0->s);
-    if (hdr_index(t0->s) >= 0)
+    if (hdr_index(t0->s) >= 0 || is_plugin_word(t0))
         return 0;
     switch (body_index(t0->s)) {
     case B_WORKFLOW: return scn__parse_workflow(p, L);
@@ -376,6 +484,12 @@ static int pass2_line(struct parser *p, const struct line *L)
     case B_SET: return scn__parse_set(p, L);
     case B_VARIANT: return scn__parse_variant(p, L);
     case B_EXPECT: return scn__parse_expect(p, L);
+    case B_DISABLE: return scn__parse_toggle(p, L, 0);
+    case B_ENABLE: return scn__parse_toggle(p, L, 1);
+    case B_CHANGE: return scn__parse_change(p, L);
+    case B_BUSY: return scn__parse_busy(p, L);
+    case B_DEADLINE: return scn__parse_deadline(p, L);
+    case B_SWEEP: return scn__parse_sweep(p, L);
     case B_CRASHPOINTS: return scn__parse_crashpoints(p, L);
     }
     SIM_ASSERT(0 && "pass 1 let an unknown directive through");
@@ -489,15 +603,32 @@ static int resolve_ref(struct parser *p, const struct ref *r)
             return perr(p, r->line, r->pct_col, "failure probabilities of '%s' add up to more than 100%%",
                         q(p, r->name));
         SIM_ASSERT(hd->nfails < FAIL_NCLASS);
-        hd->fails[hd->nfails++] = (struct fail_rule){.cls = r->cls, .ppm = r->ppm, .phase = r->phase};
+        hd->fails[hd->nfails++] = (struct fail_rule){.cls = r->cls, .ppm = r->ppm, .phase = r->phase,
+                                                     .first_n = r->first_n, .attempts = r->attempts,
+                                                     .empty = r->empty};
         return 0;
     }
     case REF_TRIGGER:
+        if (strchr(r->name, '.')) {
+            if (resolve_handler(p, r, &wf, &h))
+                return -1;
+            s->triggers[r->a].handler = h;
+        } else if ((wf = find_wf(s, r->name)) < 0) {
+            return perr(p, r->line, r->col, "unknown workflow '%s'", q(p, r->name));
+        }
+        s->triggers[r->a].wf = (uint16_t)wf;
+        return 0;
+    case REF_BUSY:
         wf = find_wf(s, r->name);
         if (wf < 0)
             return perr(p, r->line, r->col, "unknown workflow '%s'", q(p, r->name));
-        s->triggers[r->a].wf = (uint16_t)wf;
+        s->busy[r->a].wf = (uint16_t)wf;
         return 0;
+    case REF_CHANGE:
+    case REF_DEADLINE:
+        if (resolve_handler(p, r, &wf, &h))
+            return -1;
+        return scn__resolve_change(p, r, wf, h);
     case REF_EXPECT_FOR:
         if (resolve_handler(p, r, &wf, &h))
             return -1;
@@ -506,6 +637,7 @@ static int resolve_ref(struct parser *p, const struct ref *r)
         return 0;
     case REF_EXPECT_POLICY:
     case REF_SET:
+    case REF_SWEEP:
         return scn__resolve_policy_ref(p, r);
     case REF_CRASH_AT:
         if (resolve_handler(p, r, &wf, &h))
@@ -593,16 +725,32 @@ static int cmp_contrib(const void *a, const void *b)
     return (x->seq > y->seq) - (x->seq < y->seq);
 }
 
+/* Random crash lines: a crash and a restart per mean cycle (mtbf + mttr)
+ * before the horizon.  Appended to c[k..); returns the new count. */
+static size_t add_random_crashes(const struct scenario *s, struct contrib *c, size_t k)
+{
+    for (uint32_t i = 0; i < s->ncrashes; i++) {
+        const struct crash_def *cd = &s->crashes[i];
+        if (!cd->random)
+            continue;
+        double cycles = (double)s->horizon_us / ((double)cd->mtbf_us + (double)cd->mttr_us);
+        c[k] = (struct contrib){.line = cd->line, .seq = k, .n = 2 * cycles};
+        k++;
+    }
+    return k;
+}
+
 /* The mean number of events the scenario publishes before the horizon, over
- * all instances, must stay under SCN_MAX_EXPECTED_EVENTS; the error names
- * the line at which the running sum (in file order) passes the limit. */
+ * all instances, plus the crashes and restarts its random crash lines draw,
+ * must stay under SCN_MAX_EXPECTED_EVENTS; the error names the line at
+ * which the running sum (in file order) passes the limit. */
 static int check_expected_events(struct parser *p)
 {
     const struct scenario *s = p->s;
     size_t nh = 0, k = 0;
     for (uint16_t f = 0; f < s->nwfs; f++)
         nh += s->wfs[f].nhandlers;
-    size_t n = (size_t)s->npubs + s->nsources + nh + 1;
+    size_t n = (size_t)s->npubs + s->nsources + nh + s->ncrashes + 1;
     struct contrib *c = xcalloc(n, sizeof *c);
     for (uint32_t i = 0; i < s->npubs; i++) {
         const struct topic_ent *te = find_topic(p, s->pubs[i].topic);
@@ -619,6 +767,7 @@ static int check_expected_events(struct parser *p)
             c[k++] = (struct contrib){hd->line, k,
                                       fires_estimate(p, &hd->sched) * hd->emit_n * (double)s->wfs[f].count};
         }
+    k = add_random_crashes(s, c, k);
     qsort(c, k, sizeof *c, cmp_contrib);
     double sum = 0;
     int rc = 0;
@@ -627,7 +776,7 @@ static int check_expected_events(struct parser *p)
         if (sum > SCN_MAX_EXPECTED_EVENTS) {
             rc = perr(p, c[i].line, 1,
                       "the scenario would publish about %.3g events by this line, over the limit of %.0f "
-                      "(mean events before the horizon, all instances)",
+                      "(mean events published and crashes drawn before the horizon, all instances)",
                       sum, SCN_MAX_EXPECTED_EVENTS);
             break;
         }
@@ -636,13 +785,29 @@ static int check_expected_events(struct parser *p)
     return rc;
 }
 
-static int pass3(struct parser *p)
+static int keep_going(struct parser *p, int no);
+static int poisoned_ref(const struct parser *p, const struct ref *r);
+
+/* Pass 3's references; when every error is wanted, those of lines that
+ * failed, or that name what a failed line would have defined, are skipped
+ * (their error would only repeat the first). */
+static int pass3_refs(struct parser *p)
+{
+    build_topic_table(p);
+    for (size_t i = 0; i < p->nrefs; i++) {
+        const struct ref *r = &p->refs[i];
+        if (p->errs && (p->bad[r->line] || poisoned_ref(p, r)))
+            continue;
+        if (resolve_ref(p, r) && keep_going(p, r->line))
+            return -1;
+    }
+    return 0;
+}
+
+/* Pass 3's scenario-wide checks, which need every line good. */
+static int pass3_checks(struct parser *p)
 {
     struct scenario *s = p->s;
-    build_topic_table(p);
-    for (size_t i = 0; i < p->nrefs; i++)
-        if (resolve_ref(p, &p->refs[i]))
-            return -1;
     /* Instances polling each source: a workflow counts once per source,
      * however many of its producers poll it. */
     p->src_inst = xcalloc(s->nsources ? s->nsources : 1, sizeof *p->src_inst);
@@ -666,6 +831,193 @@ static int pass3(struct parser *p)
     return check_expected_events(p);
 }
 
+static int pass3(struct parser *p)
+{
+    if (pass3_refs(p))
+        return -1;
+    if (p->nerrs)
+        return -1;
+    if (pass3_checks(p))
+        return keep_going(p, p->d->line > 0 ? p->d->line : 1);
+    return 0;
+}
+
+/* --- going on after an error (scenario_check_all) ---------------------------------- */
+
+/* After an error at scenario line no: stop (-1) when only the first error
+ * is wanted; else keep it, mark the line and go on (0), up to the limit. */
+static int keep_going(struct parser *p, int no)
+{
+    if (!p->errs)
+        return -1;
+    SIM_ASSERT(p->err);
+    if (p->nerrs == p->maxerrs) {
+        p->more = 1;
+        return -1;
+    }
+    p->errline[p->nerrs] = no;
+    p->errs[p->nerrs++] = *p->d;
+    if (no > 0 && no <= SCN_MAX_LINES + 1)
+        p->bad[no] = 1;
+    p->err = 0;
+    snprintf(p->d->file, sizeof p->d->file, "%s", p->path);
+    p->d->line = p->d->col = 0;
+    p->d->msg[0] = 0;
+    return 0;
+}
+
+static void poison(struct parser *p, const char *name, size_t len)
+{
+    if (len == 0)
+        return;
+    p->poison = xgrow(p->poison, sizeof *p->poison, &p->cap_poison, p->npoison + 1);
+    char *c = xmalloc(len + 1);
+    memcpy(c, name, len);
+    c[len] = 0;
+    p->poison[p->npoison++] = c;
+}
+
+static int is_poisoned(const struct parser *p, const char *name, size_t len)
+{
+    for (size_t i = 0; i < p->npoison; i++)
+        if (strlen(p->poison[i]) == len && !memcmp(p->poison[i], name, len))
+            return 1;
+    return 0;
+}
+
+/* A reference to a name (or, for WF.HANDLER, a workflow) that a failed
+ * line would have defined. */
+static int poisoned_ref(const struct parser *p, const struct ref *r)
+{
+    const char *dot = strchr(r->name, '.');
+    return is_poisoned(p, r->name, strlen(r->name)) || (dot && is_poisoned(p, r->name, (size_t)(dot - r->name)));
+}
+
+/* What a failed pass-2 line would have defined stays out of later checks:
+ * the name of a workflow, source or variant; for a handler line, its
+ * WF.NAME and every word of it (the topics it would have created).  A
+ * failed handler is taken out of its workflow again. */
+static void line_failed(struct parser *p, const struct line *L, uint16_t nh_before)
+{
+    struct scenario *s = p->s;
+    if (L->ntok == 0)
+        return;
+    const char *w = L->tok[0].s;
+    int defines = !strcmp(w, "workflow") || !strcmp(w, "source") || !strcmp(w, "variant");
+    if (!L->indented && defines && L->ntok > 1)
+        poison(p, L->tok[1].s, strlen(L->tok[1].s));
+    if (!L->indented && !strcmp(w, "workflow"))
+        p->skip_block = 1;
+    if (!L->indented || p->cur_wf < 0)
+        return;
+    struct workflow_def *wf = &s->wfs[p->cur_wf];
+    p->block_bad = 1;
+    if (wf->nhandlers > nh_before) {
+        struct handler_def *h = &wf->handlers[--wf->nhandlers];
+        free(h->name);
+        free(h->sched.text);
+        free(h->sched.value);
+        for (uint32_t c = 0; c < h->sched.nchanges; c++)
+            free(h->sched.changes[c].value);
+        free(h->sched.changes);
+        memset(h, 0, sizeof *h);
+        s->nhandler_instances -= wf->count;
+    }
+    if (L->ntok > 1) {
+        char full[2 * SCN_MAX_NAME + 2];
+        int n = snprintf(full, sizeof full, "%s.%s", wf->name, L->tok[1].s);
+        if (n > 0 && (size_t)n < sizeof full)
+            poison(p, full, (size_t)n);
+    }
+    for (int i = 1; i < L->ntok; i++)
+        for (const char *c = L->tok[i].s;;) {
+            const char *comma = strchr(c, ',');
+            poison(p, c, comma ? (size_t)(comma - c) : strlen(c));
+            if (!comma)
+                break;
+            c = comma + 1;
+        }
+}
+
+/* Closes the open workflow block before an unindented line; a block one of
+ * whose handler lines failed may be empty without a second error. */
+static int close_block(struct parser *p)
+{
+    if (p->block_bad) {
+        p->cur_wf = -1;
+        p->block_bad = 0;
+        return 0;
+    }
+    int wline = p->cur_wf >= 0 ? p->s->wfs[p->cur_wf].line : 0;
+    if (scn__close_workflow(p))
+        return keep_going(p, wline);
+    return 0;
+}
+
+/* Word k (0-based) of a raw line, split at spaces and tabs, into w (empty
+ * if there is none or it does not fit). */
+static void raw_word(const char *ls, size_t len, int k, char *w, size_t n)
+{
+    size_t i = 0;
+    w[0] = 0;
+    for (int at = 0; i < len; at++) {
+        while (i < len && (ls[i] == ' ' || ls[i] == '\t'))
+            i++;
+        size_t b = i;
+        while (i < len && ls[i] != ' ' && ls[i] != '\t')
+            i++;
+        if (at == k) {
+            if (i > b && i - b < n) {
+                memcpy(w, ls + b, i - b);
+                w[i - b] = 0;
+            }
+            return;
+        }
+    }
+}
+
+/* Pass 2 at a line whose error was reported in pass 1 (it cannot be read
+ * into tokens, or names no directive): it is skipped, but still closes or
+ * belongs to a workflow block, as its indentation says. */
+static int skip_bad_line(struct parser *p, const char *ls, size_t len)
+{
+    if (len == 0)
+        return 0;
+    if (ls[0] == ' ' || ls[0] == '\t') {
+        if (!p->skip_block && p->cur_wf >= 0)
+            p->block_bad = 1;
+        return 0;
+    }
+    p->skip_block = 0;
+    if (close_block(p))
+        return -1;
+    char w[SCN_MAX_NAME + 1];
+    raw_word(ls, len, 0, w, sizeof w);
+    if (!strcmp(w, "workflow")) {
+        p->skip_block = 1;
+        raw_word(ls, len, 1, w, sizeof w);
+        poison(p, w, strlen(w));
+    }
+    return 0;
+}
+
+/* One line of pass 2 when every error is wanted. */
+static int pass2_line_all(struct parser *p, const struct line *L)
+{
+    if (L->ntok == 0)
+        return 0;
+    if (p->skip_block && L->indented)
+        return 0;
+    p->skip_block = 0;
+    if (!L->indented && close_block(p))
+        return -1;
+    uint16_t nh = p->cur_wf >= 0 ? p->s->wfs[p->cur_wf].nhandlers : 0;
+    if (pass2_line(p, L) == 0)
+        return 0;
+    line_failed(p, L, nh);
+    return keep_going(p, L->no);
+}
+
 /* --- entry points -------------------------------------------------------------------- */
 
 static void default_name(struct scenario *s, const char *path)
@@ -683,6 +1035,36 @@ static void default_name(struct scenario *s, const char *path)
     s->name[len] = 0;
 }
 
+/* Pass 1 over every line.  When every error is wanted, a line with an
+ * error is skipped from then on; an error in a header or plugin line stops
+ * the check after this pass, since every other line depends on them. */
+static int run_pass1(struct parser *p, const char *buf, size_t len, size_t pos)
+{
+    size_t llen;
+    const char *ls;
+    int fatal = 0;
+    for (int no = 1; scn__next_line(buf, len, &pos, &ls, &llen); no++) {
+        if (no > SCN_MAX_LINES) {
+            perr(p, no, 1, "more than %d lines", SCN_MAX_LINES);
+            keep_going(p, 0);
+            return -1;
+        }
+        if (scn__lex_line(p, ls, llen, no, p->L) == 0 && pass1_line(p, p->L) == 0)
+            continue;
+        char w[16];
+        raw_word(ls, llen, 0, w, sizeof w);
+        fatal |= (ls[0] != ' ' && ls[0] != '\t') && (hdr_index(w) >= 0 || !strcmp(w, "plugin"));
+        if (keep_going(p, no))
+            return -1;
+    }
+    if (!p->hdr_line[HDR_HORIZON] && !fatal) {
+        perr(p, 1, 1, "missing required 'horizon' directive (e.g. 'horizon 3d')");
+        keep_going(p, 1);
+        return -1;
+    }
+    return fatal ? -1 : 0;
+}
+
 static int run_passes(struct parser *p, const char *buf, size_t len)
 {
     struct scenario *s = p->s;
@@ -692,39 +1074,36 @@ static int run_passes(struct parser *p, const char *buf, size_t len)
     if (len >= 3 && !memcmp(buf, "\xef\xbb\xbf", 3))
         pos = 3; /* a UTF-8 byte order mark */
     size_t start = pos;
-    for (no = 1; scn__next_line(buf, len, &pos, &ls, &llen); no++) {
-        if (no > SCN_MAX_LINES)
-            return perr(p, no, 1, "more than %d lines", SCN_MAX_LINES);
-        if (scn__lex_line(p, ls, llen, no, p->L) || pass1_line(p, p->L))
-            return -1;
-    }
-    if (!p->hdr_line[HDR_HORIZON])
-        return perr(p, 1, 1, "missing required 'horizon' directive (e.g. 'horizon 3d')");
+    if (run_pass1(p, buf, len, start))
+        return -1;
     if (!s->zone) {
         char m[256];
         if (cal_zone_get("UTC", &s->zone, m, sizeof m) != 0)
             return perr(p, 1, 1, "%s", m);
     }
     pos = start;
-    for (no = 1; scn__next_line(buf, len, &pos, &ls, &llen); no++)
-        if (scn__lex_line(p, ls, llen, no, p->L) || pass2_line(p, p->L))
+    for (no = 1; scn__next_line(buf, len, &pos, &ls, &llen); no++) {
+        if (p->errs && p->bad[no]) {
+            if (skip_bad_line(p, ls, llen))
+                return -1;
+            continue;
+        }
+        if (scn__lex_line(p, ls, llen, no, p->L))
+            return -1; /* it was lexed in pass 1 */
+        if (p->errs ? pass2_line_all(p, p->L) : pass2_line(p, p->L))
             return -1;
-    if (scn__close_workflow(p))
+    }
+    if (p->errs ? close_block(p) : scn__close_workflow(p))
         return -1;
     return pass3(p);
 }
 
-int scenario_parse_buf_ex(const char *path, const char *buf, size_t len, const struct scenario_refs *refs,
-                          struct scenario **out, struct diag *d)
+/* A parser for buf (len bytes, at most SCN_MAX_FILE_BYTES) and the
+ * scenario it fills. */
+static struct parser *parser_new(const char *path, const char *buf, size_t len, const struct scenario_refs *refs,
+                                 struct diag *d)
 {
     static const struct scenario_refs no_refs = {0};
-    memset(d, 0, sizeof *d);
-    snprintf(d->file, sizeof d->file, "%s", path);
-    *out = NULL;
-    if (len > SCN_MAX_FILE_BYTES) {
-        snprintf(d->msg, sizeof d->msg, "file is larger than %zu MiB", SCN_MAX_FILE_BYTES >> 20);
-        return -1;
-    }
     struct parser *p = xcalloc(1, sizeof *p);
     struct scenario *s = xcalloc(1, sizeof *s);
     p->s = s;
@@ -749,15 +1128,53 @@ int scenario_parse_buf_ex(const char *path, const char *buf, size_t len, const s
     s->drain_us = US_PER_DAY;
     s->recovery_bound_us = US_PER_H;
     s->seed = 1;
+    return p;
+}
 
-    int rc = run_passes(p, buf, len);
+/* Frees the parser (not its scenario). */
+static void parser_free(struct parser *p)
+{
     for (size_t i = 0; i < p->nrefs; i++)
         free(p->refs[i].name);
     free(p->refs);
+    for (size_t i = 0; i < p->nchg; i++)
+        free(p->chg[i].value); /* the ones not attached to a schedule */
+    free(p->chg);
+    free(p->dls);
     free(p->topics);
     free(p->src_inst);
+    for (size_t i = 0; i < p->npoison; i++)
+        free(p->poison[i]);
+    free(p->poison);
+    free(p->bad);
+    free(p->errline);
     free(p->L);
     free(p);
+}
+
+/* The start of both entry points: d names the file; a buffer over the
+ * size limit is an error at once (1). */
+static int start_diag(const char *path, size_t len, struct diag *d)
+{
+    memset(d, 0, sizeof *d);
+    snprintf(d->file, sizeof d->file, "%s", path);
+    if (len > SCN_MAX_FILE_BYTES) {
+        snprintf(d->msg, sizeof d->msg, "file is larger than %zu MiB", SCN_MAX_FILE_BYTES >> 20);
+        return 1;
+    }
+    return 0;
+}
+
+int scenario_parse_buf_ex(const char *path, const char *buf, size_t len, const struct scenario_refs *refs,
+                          struct scenario **out, struct diag *d)
+{
+    *out = NULL;
+    if (start_diag(path, len, d))
+        return -1;
+    struct parser *p = parser_new(path, buf, len, refs, d);
+    struct scenario *s = p->s;
+    int rc = run_passes(p, buf, len);
+    parser_free(p);
     if (rc) {
         SIM_ASSERT(d->msg[0]);
         scenario_free(s);
@@ -765,6 +1182,47 @@ int scenario_parse_buf_ex(const char *path, const char *buf, size_t len, const s
     }
     *out = s;
     return 0;
+}
+
+/* Orders errors by the scenario line they came from (then column), keeping
+ * the order they were found in among equals. */
+static void sort_errors(struct diag *errs, int *line, int n)
+{
+    for (int i = 1; i < n; i++) {
+        struct diag e = errs[i];
+        int l = line[i], k = i;
+        for (; k > 0 && (line[k - 1] > l || (line[k - 1] == l && errs[k - 1].col > e.col &&
+                                              !strcmp(errs[k - 1].file, e.file))); k--) {
+            errs[k] = errs[k - 1];
+            line[k] = line[k - 1];
+        }
+        errs[k] = e;
+        line[k] = l;
+    }
+}
+
+int scenario_check_all_buf(const char *path, const char *buf, size_t len, const struct scenario_refs *refs,
+                           struct diag *errs, int max, int *more)
+{
+    SIM_ASSERT(max >= 1);
+    *more = 0;
+    struct diag d;
+    if (start_diag(path, len, &d)) {
+        errs[0] = d;
+        return 1;
+    }
+    struct parser *p = parser_new(path, buf, len, refs, &d);
+    p->errs = errs;
+    p->maxerrs = max;
+    p->errline = xcalloc((size_t)max, sizeof *p->errline);
+    p->bad = xcalloc(SCN_MAX_LINES + 2, 1);
+    run_passes(p, buf, len);
+    int n = p->nerrs;
+    *more = p->more;
+    sort_errors(errs, p->errline, n);
+    scenario_free(p->s);
+    parser_free(p);
+    return n;
 }
 
 int scenario_parse_buf(const char *path, const char *buf, size_t len, struct scenario **out, struct diag *d)
@@ -788,6 +1246,22 @@ int scenario_parse_ex(const char *path, const struct scenario_refs *refs, struct
     return rc;
 }
 
+int scenario_check_all(const char *path, const struct scenario_refs *refs, struct diag *errs, int max, int *more)
+{
+    char *buf, err[256];
+    size_t len;
+    *more = 0;
+    if (scn__read_file(path, SCN_MAX_FILE_BYTES, &buf, &len, err, sizeof err) != 0) {
+        memset(&errs[0], 0, sizeof errs[0]);
+        snprintf(errs[0].file, sizeof errs[0].file, "%s", path);
+        snprintf(errs[0].msg, sizeof errs[0].msg, "cannot read the scenario: %s", err);
+        return 1;
+    }
+    int n = scenario_check_all_buf(path, buf, len, refs, errs, max, more);
+    free(buf);
+    return n;
+}
+
 int scenario_parse(const char *path, struct scenario **out, struct diag *d)
 {
     return scenario_parse_ex(path, NULL, out, d);
@@ -809,8 +1283,13 @@ void scenario_free(struct scenario *s)
     for (uint16_t f = 0; f < s->nwfs; f++) {
         struct workflow_def *wf = &s->wfs[f];
         for (uint16_t h = 0; h < wf->nhandlers; h++) {
+            struct schedule *sc = &wf->handlers[h].sched;
             free(wf->handlers[h].name);
-            free(wf->handlers[h].sched.text);
+            free(sc->text);
+            free(sc->value);
+            for (uint32_t c = 0; c < sc->nchanges; c++)
+                free(sc->changes[c].value);
+            free(sc->changes);
         }
         for (uint16_t t = 0; t < wf->ntopics; t++)
             free(wf->topics[t]);
@@ -831,6 +1310,7 @@ void scenario_free(struct scenario *s)
     free(s->pubs);
     free(s->crashes);
     free(s->triggers);
+    free(s->busy);
     for (uint32_t i = 0; i < s->nexpects; i++) {
         struct expect_def *e = &s->expects[i];
         for (char **pp = e->policies; pp && *pp; pp++)
@@ -851,6 +1331,18 @@ void scenario_free(struct scenario *s)
         free_kv(s->variants[i].kv, s->variants[i].nkv);
     }
     free(s->variants);
+    for (uint16_t i = 0; i < s->nplugins; i++)
+        free(s->plugins[i]);
+    free(s->plugins);
+    for (uint16_t i = 0; i < s->nsweeps; i++) {
+        struct sweep_def *w = &s->sweeps[i];
+        for (uint16_t k = 0; k < w->nvalues; k++)
+            free(w->values[k]);
+        free(w->values);
+        free(w->policy);
+        free(w->key);
+    }
+    free(s->sweeps);
     free(s->path);
     free(s->name);
     free(s);

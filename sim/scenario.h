@@ -37,7 +37,10 @@
 #define SCN_MAX_INSTANCES   1000000     /* all workflow instances (sum of x N) */
 #define SCN_MAX_HANDLER_INSTANCES 4000000
 #define SCN_MAX_HORIZON_US  (INT64_C(3660) * 86400 * 1000000) /* ~10 years */
-#define SCN_MAX_EXPECTED_EVENTS 200000000.0 /* mean events over the horizon, summed */
+/* Mean events published (and random crashes drawn) over the horizon,
+ * summed: a run of more would stop at the engine's default event limit.
+ * Memory is the budget's business (sim_memory_estimate), not this one's. */
+#define SCN_MAX_EXPECTED_EVENTS 4000000000.0
 #define SCN_MAX_TRACE_LINES 10000000    /* lines in one trace file */
 #define SCN_MAX_PARAMS      64          /* set/variant key=value pairs in all */
 
@@ -50,12 +53,40 @@ struct dist {
 };
 
 enum sched_kind { SCHED_NONE, SCHED_EVERY, SCHED_AT, SCHED_CRON };
+
+/* A change of a producer's schedule while the system runs (`disable`,
+ * `enable`, `change WF.H every D | cron "EXPR" at T`).  From at_us on:
+ * DISABLE: no instant is due until an ENABLE; ENABLE: the definition in
+ * force is due again (an `every` keeps its grid); SET: a new definition,
+ * as if deployed at at_us (EVERY: at_us + k * every_us, k >= 0; CRON: its
+ * fires >= at_us), enabled or not as before. */
+enum sched_op { SCHED_OP_DISABLE, SCHED_OP_ENABLE, SCHED_OP_SET };
+struct sched_change {
+    int64_t at_us;
+    uint8_t op;                    /* enum sched_op */
+    uint8_t as_written;            /* SET: value not checked by the parser (see struct schedule) */
+    uint8_t cron_flags;            /* SET cron: CAL_CRON_AND, CAL_CRON_SECONDS */
+    enum sched_kind kind;          /* SET: SCHED_EVERY or SCHED_CRON (SCHED_NONE: never fires) */
+    int64_t every_us;
+    struct cal_cron cron;
+    const struct cal_zone *zone;
+    char *value;                   /* SET: the duration or expression as written */
+    int line, col;                 /* the line, and the column of the value (of `at` otherwise) */
+};
+
 /* A producer's schedule.  Nominal due instants are:
  * EVERY: offset_us + k * every_us for k >= 0 (offset defaults to 0: the
  *        first fire is at deploy time);
  * AT:    at_us once;
- * CRON:  the cron fires in zone (the scenario's unless overridden).
- * Only instants < horizon are due. */
+ * CRON:  the cron fires in zone (the scenario's unless overridden);
+ * then the changes, in time order, from their instants on.
+ * Only instants < horizon are due.
+ *
+ * value is the `every` duration or `cron` expression as written, with its
+ * line and column, for the configuration grammar of a system that reads
+ * it its own way (sim/grammar.h).  With `as-written` the parser did not
+ * read it at all (kind is SCHED_NONE and raw_kind says which it is): only
+ * a grammar gives it a meaning, when a simulation starts. */
 struct schedule {
     enum sched_kind kind;
     int64_t every_us;
@@ -64,6 +95,13 @@ struct schedule {
     struct cal_cron cron;
     const struct cal_zone *zone;   /* cron only; owned by the zone cache */
     char *text;                    /* the schedule as written, for reports */
+    char *value;                   /* every/cron: the value as written; NULL otherwise */
+    int vline, vcol;
+    uint8_t cron_flags;            /* CAL_CRON_AND, CAL_CRON_SECONDS as parsed */
+    uint8_t as_written;
+    enum sched_kind raw_kind;      /* as_written: SCHED_EVERY or SCHED_CRON */
+    struct sched_change *changes;  /* sorted by at_us, distinct instants */
+    uint32_t nchanges;
 };
 
 enum script_kind { SCRIPT_FIFO, SCRIPT_BATCH, SCRIPT_WINDOW, SCRIPT_DIGEST, SCRIPT_CORRELATE };
@@ -93,6 +131,14 @@ struct fail_rule {
     enum fail_class cls;
     uint32_t ppm;
     enum run_phase phase;
+    /* Deterministic: the handler instance's n-th run (counted from 1)
+     * fails when n <= first_n or bit n-1 of attempts is set (n <= 64);
+     * ppm is then 0.  Deterministic rules come before probabilities. */
+    uint32_t first_n;
+    uint64_t attempts;
+    /* 1: runs that took nothing can fail too (and are counted); 0: only
+     * runs with work (an empty run goes straight to its commit). */
+    uint8_t empty;
 };
 
 struct handler_def {
@@ -113,6 +159,12 @@ struct handler_def {
     /* faults */
     struct fail_rule fails[FAIL_NCLASS];
     uint8_t nfails;
+    /* `deadline WF.H D [per phase] [fail CLASS]`: a run (or, per phase, one
+     * of its phases) still going D after its start fails then, with class
+     * deadline_fail, in the phase it is in; 0: none. */
+    int64_t deadline_us;
+    uint8_t deadline_per_phase;
+    uint8_t deadline_fail;         /* enum fail_class */
     int line;                      /* where it was declared */
 };
 
@@ -203,20 +255,40 @@ struct crash_def {
 };
 
 
-/* `trigger WORKFLOW at T`: manual "run now" of every instance of it. */
+/* `trigger WORKFLOW[.HANDLER] at T [delay D]`: manual "run now" of every
+ * instance of the workflow, or of one handler in each; delay is the
+ * request's own coalescing delay (-1: none given). */
 struct trigger_def {
     uint16_t wf;
+    int handler;                   /* -1: the workflow */
     int64_t at_us;
+    int64_t delay_us;
+    int line;
+};
+
+/* `busy WORKFLOW at T for D`: every instance of the workflow (an agent) is
+ * busy with something outside the scheduler (a user's chat, another lane)
+ * during [at_us, at_us + for_us). */
+struct busy_def {
+    uint16_t wf;
+    int64_t at_us, for_us;
     int line;
 };
 
 enum expect_op { OP_LT, OP_LE, OP_GT, OP_GE, OP_EQ, OP_NE };
-/* `expect POLICY[,POLICY...]|* METRIC [for WF.HANDLER] OP VALUE`, or
+/* How an expect line judges several seeds: EXPECT_EACH (a bare metric)
+ * holds when it holds in every seed; the others compare one value computed
+ * over the seeds' values: `mean(M)`, `min(M)`, `max(M)`, `pNN(M)` (the
+ * nearest-rank NN-th percentile of the seeds' values, 1 <= NN <= 99). */
+enum expect_agg { EXPECT_EACH, EXPECT_MEAN, EXPECT_MIN, EXPECT_MAX, EXPECT_PCT };
+/* `expect POLICY[,POLICY...]|* METRIC [for WF.HANDLER] OP VALUE`, METRIC
+ * bare or inside an aggregate over seeds (`mean(latency.p50)`), or
  * `expect POLICIES crashpoints METRIC OP VALUE` (crashpoints = 1: the line
  * holds at every crash point, docs/crashpoints.md).
  * metric is a metric name (metric.h, as checked by scenario_refs.metric:
  * e.g. "lost", "latency.p99", "recovery_ok"); value is a number, a duration
- * (stored in us) or true/false (1/0). */
+ * (stored in us; `inf` is +INFINITY, a censored percentile) or true/false
+ * (1/0); the mean or a percentile of a boolean is a share of seeds (0..1). */
 struct expect_def {
     char **policies;               /* NULL-terminated; {"*"} for every policy */
     char *metric;
@@ -225,6 +297,8 @@ struct expect_def {
     double value;
     char *text;                    /* the line as written, trimmed */
     int line;
+    enum expect_agg agg;           /* EXPECT_EACH unless the metric is inside an aggregate */
+    int agg_pct;                   /* EXPECT_PCT: the percentile, 1..99 */
     int crashpoints;               /* `expect P crashpoints METRIC OP VALUE`: at every crash point */
 };
 
@@ -256,6 +330,17 @@ struct variant_def {
     int line;
 };
 
+/* `sweep POLICY.KEY=V1,V2,...`: one axis of a parameter study; the runs
+ * of a policy cover the product of the values of every axis that names it
+ * (or, for a variant, its name). */
+struct sweep_def {
+    char *policy;                  /* a registered policy or a variant name */
+    char *key;
+    char **values;                 /* as written, each checked against the key */
+    uint16_t nvalues;
+    int line, col;                 /* where the setting starts */
+};
+
 struct scenario {
     char *path;                    /* as given */
     char *name;                    /* `name ...` or the file's base name */
@@ -271,12 +356,17 @@ struct scenario {
     struct publish_def *pubs;   uint32_t npubs;
     struct crash_def *crashes;  uint32_t ncrashes;
     struct trigger_def *triggers; uint32_t ntriggers;
+    struct busy_def *busy;      uint32_t nbusy;
     struct expect_def *expects; uint32_t nexpects;
     struct param_set_def *sets; uint16_t nsets;
     struct variant_def *variants; uint16_t nvariants;
     struct crashpoints_def crashpoints;
+    uint32_t nchanges;             /* schedule changes of all producers */
+    uint8_t has_as_written;        /* some schedule is `as-written` */
     uint64_t ninstances;           /* sum of workflow counts */
     uint64_t nhandler_instances;
+    char **plugins; uint16_t nplugins; /* `plugin PATH`, resolved against the file's folder */
+    struct sweep_def *sweeps; uint16_t nsweeps;
 };
 
 /* A parse error: where, and a message (lowercase, no full stop, the
@@ -317,6 +407,11 @@ enum { SCN_REF_OK = 0, SCN_REF_UNKNOWN = -1, SCN_REF_BAD_VALUE = -2 };
  *           base of a variant)?  SCN_REF_OK, SCN_REF_UNKNOWN (no such key, or
  *           no such policy) or SCN_REF_BAD_VALUE.
  *   metric: is name a metric?  SCN_REF_OK and *out, or SCN_REF_UNKNOWN.
+ *   plugin: load the policy plugin at path (a `plugin` line, its path
+ *           already resolved against the scenario's folder), so that the
+ *           lines of the file can name its policy.  SCN_REF_OK, or
+ *           SCN_REF_UNKNOWN with msg.  Called in file order before any
+ *           policy name is checked.
  * A NULL scenario_refs, or a NULL member, skips that check, and the file is
  * read as if every such name were good:
  *   policy NULL: any well-formed policy name is accepted in set, variant and
@@ -326,7 +421,8 @@ enum { SCN_REF_OK = 0, SCN_REF_UNKNOWN = -1, SCN_REF_BAD_VALUE = -2 };
  *           only;
  *   metric NULL: any metric name is accepted, `for` is allowed, and the value
  *           is read by its form: true or false (1 or 0), a number, else a
- *           duration (in us). */
+ *           duration (in us);
+ *   plugin NULL: nothing is loaded; the path is only recorded. */
 struct scenario_refs {
     void *ctx;
     int (*policy)(void *ctx, const char *name, char *msg, size_t n);
@@ -335,6 +431,7 @@ struct scenario_refs {
     /* crash_metric: is name a metric of `expect P crashpoints NAME ...`?
      * As metric; NULL: read by form, like metric. */
     int (*crash_metric)(void *ctx, const char *name, struct scenario_metric *out, char *msg, size_t n);
+    int (*plugin)(void *ctx, const char *path, char *msg, size_t n);
 };
 
 /* Parses the scenario file at path, checking its references through refs
@@ -354,6 +451,22 @@ int scenario_parse(const char *path, struct scenario **out, struct diag *d);
 int scenario_parse_buf(const char *path, const char *buf, size_t len, struct scenario **out, struct diag *d);
 void scenario_free(struct scenario *s);
 
+/* Checks the file like scenario_parse_ex, but goes on after an error to
+ * report every error of the file, up to max: each line with an error is
+ * reported once and skipped from then on; the names it would have defined
+ * (a workflow, a handler, a source, a variant, a handler line's topics)
+ * are left out of later checks, so that an error is not repeated by what
+ * depends on it; the checks of the whole file (unpolled sources, the event
+ * estimate, no workflows) run only when every line was good.  An error in
+ * a header or plugin line ends the check after the first pass, since every
+ * other line depends on them.  Fills errs[0..n) in the order of the lines
+ * they come from and returns n (0: the file is valid); *more is 1 when it
+ * stopped at max.  Each error is the one scenario_parse_ex would report for
+ * its line if the lines before it were good. */
+int scenario_check_all(const char *path, const struct scenario_refs *refs, struct diag *errs, int max, int *more);
+int scenario_check_all_buf(const char *path, const char *buf, size_t len, const struct scenario_refs *refs,
+                           struct diag *errs, int max, int *more);
+
 /* The nominal due instants of a schedule in [from_us, to_us), in order,
  * relative to the scenario start.  Calls fn for each; stops early if fn
  * returns non-zero.  Returns the number visited. */
@@ -365,5 +478,30 @@ int64_t schedule_next(const struct scenario *s, const struct schedule *sc, int64
 /* The gap from due_us to the schedule's next nominal instant (ignoring the
  * horizon); INT64_MAX for a one-shot. */
 int64_t schedule_period_at(const struct scenario *s, const struct schedule *sc, int64_t due_us);
+
+/* How a reader of a schedule may evaluate its cron definitions (the base
+ * one and changed ones): in another zone (zone != NULL), or with the two
+ * day fields combined with AND (days_and). */
+struct sched_read {
+    const struct cal_zone *zone;
+    int days_and;
+    enum cal_dst_rule dst;         /* cron fires at DST changes (CAL_DST_CRONIE: as written) */
+};
+/* schedule_next as a reader at asof_us sees it: only the changes made by
+ * then (later ones are the future), read with rd (NULL: as written). */
+int64_t schedule_next_asof(const struct scenario *s, const struct schedule *sc, int64_t after_us, int inclusive,
+                           int64_t asof_us, const struct sched_read *rd);
+/* The last nominal instant <= t_us (0 <= t_us < horizon) as a reader at
+ * asof_us sees the schedule, -1 if none. */
+int64_t schedule_prev_asof(const struct scenario *s, const struct schedule *sc, int64_t t_us, int64_t asof_us);
+/* The schedule in force at t_us (changes by then applied). */
+struct sched_state {
+    int enabled;
+    enum sched_kind kind;
+    int64_t every_us;
+    int cron_days_or;
+    int64_t changed_us;            /* the latest change at or before t_us, -1 none */
+};
+void schedule_state_at(const struct schedule *sc, int64_t t_us, struct sched_state *out);
 
 #endif

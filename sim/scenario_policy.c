@@ -1,5 +1,5 @@
-/* scenario_policy.c: `set`, `variant` and `expect`, the lines that name
- * policies, their parameters and metrics.
+/* scenario_policy.c: `set`, `variant`, `sweep` and `expect`, the lines
+ * that name policies, their parameters and metrics.
  *
  * The parser knows none of these names itself: it asks the callbacks the
  * caller passed in (struct scenario_refs in scenario.h; p->ext, never NULL).
@@ -8,9 +8,11 @@
  * callback, that kind of name is accepted as written (scenario.h). */
 #include "sim/scenario_int.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "sim/suggest.h"
 #include "sim/util.h"
 
 /* --- policies: set, variant, expect --------------------------------------------------- */
@@ -49,18 +51,31 @@ static int check_param(struct parser *p, const char *base, const struct param_kv
  * the valid names, unless policies are not checked. */
 static int unknown_policy(struct parser *p, int line, int col, const char *name)
 {
-    char m[512], vs[256];
+    char m[512], vs[256], sugg[SUGGEST_MAX_LEN + 32] = "";
     size_t o = 0;
     if (!p->ext->policy)
         return 0;
     m[0] = 0;
     p->ext->policy(p->ext->ctx, name, m, sizeof m);
+    /* The callback may suggest a registered policy; else a variant may be
+     * what was meant.  The suggestion goes last either way. */
+    char *had = strstr(m, "; did you mean");
+    struct suggest sg;
+    suggest_init(&sg, name);
+    if (had) {
+        snprintf(sugg, sizeof sugg, "%s", had);
+        *had = 0;
+    }
     vs[0] = 0;
-    for (uint16_t i = 0; i < p->s->nvariants && o < sizeof vs; i++)
+    for (uint16_t i = 0; i < p->s->nvariants && o < sizeof vs; i++) {
         o += (size_t)snprintf(vs + o, sizeof vs - o, "%s%s", i ? ", " : "", p->s->variants[i].name);
+        suggest_add(&sg, p->s->variants[i].name);
+    }
+    if (!had)
+        suggest_append(&sg, sugg, sizeof sugg);
     if (p->s->nvariants)
-        return perr(p, line, col, "%s; variants: %s", m, vs);
-    return perr(p, line, col, "%s", m);
+        return perr(p, line, col, "%s; variants: %s%s", m, vs, sugg);
+    return perr(p, line, col, "%s%s", m, sugg);
 }
 
 /* Splits "key=value" (both non-empty) at token t starting at byte off. */
@@ -190,6 +205,12 @@ static int is_number(const char *s)
     return *s == 0;
 }
 
+/* `inf` (or `∞`): the value of a censored percentile, work never done. */
+static int is_inf_word(const char *s)
+{
+    return !strcmp(s, "inf") || !strcmp(s, "\xe2\x88\x9e");
+}
+
 /* An expect value when the metric's kind is unknown (no metric callback):
  * true or false, a number, else a duration; then nothing after it. */
 static int expect_value_by_form(struct parser *p, const struct line *L, int i, struct expect_def *e)
@@ -202,6 +223,8 @@ static int expect_value_by_form(struct parser *p, const struct line *L, int i, s
         e->value = strtod(vt->s, NULL);
     else if (scn_parse_duration(vt->s, &us, NULL, 0) == 0)
         e->value = (double)us;
+    else if (is_inf_word(vt->s))
+        e->value = INFINITY;
     else
         return perr(p, L->no, vt->col, "bad value '%s' for metric '%s' (expected a number, a duration, true or false)",
                     q(p, vt->s), q(p, e->metric));
@@ -266,7 +289,7 @@ static int expect_value(struct parser *p, const struct line *L, int i, struct ex
         return perr(p, no, ot->col, "bad operator '%s' (valid: <, <=, >, >=, ==, !=)", q(p, ot->s));
     e->op = (enum expect_op)op;
     int is_bool_word = !strcmp(vt->s, "true") || !strcmp(vt->s, "false");
-    if (mi->is_bool) {
+    if (mi->is_bool && (e->agg == EXPECT_EACH || e->agg == EXPECT_MIN || e->agg == EXPECT_MAX)) {
         if (!is_bool_word)
             return perr(p, no, vt->col, "expected true or false for the boolean metric '%s', got '%s'",
                         q(p, e->metric), q(p, vt->s));
@@ -276,21 +299,68 @@ static int expect_value(struct parser *p, const struct line *L, int i, struct ex
         e->value = vt->s[0] == 't' ? 1.0 : 0.0;
     } else if (!known) {
         return expect_value_by_form(p, L, i, e);
+    } else if (mi->is_bool) {
+        /* The mean or a percentile of a boolean over seeds: a share. */
+        if (!is_number(vt->s) || strlen(vt->s) > 40 || !(strtod(vt->s, NULL) >= 0 && strtod(vt->s, NULL) <= 1))
+            return perr(p, no, vt->col, "expected a share of seeds from 0 to 1 for '%s', got '%s'",
+                        q(p, e->metric), q(p, vt->s));
+        e->value = strtod(vt->s, NULL);
     } else if (is_bool_word) {
         return perr(p, no, vt->col, "'%s' is not a value for metric '%s' (it is not a boolean)", vt->s,
                     q(p, e->metric));
     } else if (mi->is_duration) {
         int64_t us;
         char m[256];
-        if (scn_parse_duration(vt->s, &us, m, sizeof m) != 0)
+        if (is_inf_word(vt->s))
+            e->value = INFINITY;
+        else if (scn_parse_duration(vt->s, &us, m, sizeof m) != 0)
             return perr(p, no, vt->col, "expected a duration for metric '%s': %s", q(p, e->metric), m);
-        e->value = (double)us;
+        else
+            e->value = (double)us;
     } else {
         if (!is_number(vt->s) || strlen(vt->s) > 40)
             return perr(p, no, vt->col, "bad number '%s' for metric '%s'", q(p, vt->s), q(p, e->metric));
         e->value = strtod(vt->s, NULL);
     }
     return trailing(p, L, i + 2, "expect");
+}
+
+/* The metric token of an expect line: METRIC, or AGG(METRIC) with AGG one
+ * of mean, min, max, pNN (1 <= NN <= 99).  Sets e->agg and e->agg_pct and
+ * copies the metric's name into name, with its column. */
+static int expect_metric_token(struct parser *p, int no, const struct tok *mt, struct expect_def *e, char *name,
+                               int *name_col)
+{
+    const char *s = mt->s, *open = strchr(s, '(');
+    int col0 = mt->col + (mt->quoted ? 1 : 0);
+    e->agg = EXPECT_EACH;
+    *name_col = col0;
+    if (!open) {
+        snprintf(name, SCN_MAX_LINE + 1, "%s", s);
+        return 0;
+    }
+    size_t len = strlen(s), alen = (size_t)(open - s);
+    if (len < alen + 3 || s[len - 1] != ')')
+        return perr(p, no, col0, "bad aggregate '%s' (expected FUNCTION(METRIC), e.g. mean(latency.p50))", q(p, s));
+    if (alen == 4 && !strncmp(s, "mean", 4))
+        e->agg = EXPECT_MEAN;
+    else if (alen == 3 && !strncmp(s, "min", 3))
+        e->agg = EXPECT_MIN;
+    else if (alen == 3 && !strncmp(s, "max", 3))
+        e->agg = EXPECT_MAX;
+    else if ((alen == 2 || alen == 3) && s[0] == 'p' && is_digit(s[1]) && (alen == 2 || is_digit(s[2])) &&
+             s[1] != '0' && atoi(s + 1) >= 1 && atoi(s + 1) <= 99) {
+        e->agg = EXPECT_PCT;
+        e->agg_pct = atoi(s + 1);
+    } else {
+        char agg[16];
+        snprintf(agg, sizeof agg, "%.*s", (int)(alen < 15 ? alen : 15), s);
+        return perr(p, no, col0, "unknown aggregate '%s' in '%s' (valid: mean, min, max, p1 .. p99)", q(p, agg),
+                    q(p, s));
+    }
+    snprintf(name, SCN_MAX_LINE + 1, "%.*s", (int)(len - alen - 2), open + 1);
+    *name_col = col0 + (int)alen + 1;
+    return 0;
 }
 
 /* `expect POLICIES METRIC [for WORKFLOW.HANDLER] OP VALUE`. */
@@ -321,18 +391,29 @@ int scn__parse_expect(struct parser *p, const struct line *L)
     if (cp && need(p, L, 2, 3, "'METRIC OP VALUE'"))
         return -1;
     e->crashpoints = cp;
-    /* The metric: its kind from the callback, or unknown (read by form). */
+    /* The metric, perhaps inside an aggregate over seeds: its kind from
+     * the callback, or unknown (read by form). */
     const struct tok *mt = &L->tok[2 + cp];
+    char name[SCN_MAX_LINE + 1];
+    int name_col;
+    if (expect_metric_token(p, no, mt, e, name, &name_col))
+        return -1;
+    if (cp && e->agg != EXPECT_EACH)
+        return perr(p, no, mt->col, "an aggregate over seeds does not apply to crashpoints metrics ('%s')",
+                    q(p, mt->s));
     struct scenario_metric mi = {.is_duration = 0, .is_bool = 0, .per_handler = !cp};
     int (*check)(void *, const char *, struct scenario_metric *, char *, size_t) =
         cp ? p->ext->crash_metric : p->ext->metric;
     int known = check != NULL;
     if (known) {
         char m[512];
-        if (check(p->ext->ctx, mt->s, &mi, m, sizeof m) != SCN_REF_OK)
-            return perr(p, no, mt->col, "%s", m);
+        if (check(p->ext->ctx, name, &mi, m, sizeof m) != SCN_REF_OK)
+            return perr(p, no, name_col, "%s", m);
     }
-    e->metric = xstrdup(mt->s);
+    if (mi.is_bool && e->agg == EXPECT_PCT)
+        return perr(p, no, mt->col, "a percentile over seeds does not apply to the boolean metric '%s' (use "
+                    "mean(%s) for the share of seeds where it holds)", q(p, name), q(p, name));
+    e->metric = xstrdup(name);
     int i = 3 + cp;
     if (!strcmp(L->tok[i].s, "for")) {
         if (cp)
@@ -353,6 +434,99 @@ int scn__parse_expect(struct parser *p, const struct line *L)
     return expect_value(p, L, i, e, &mi, known);
 }
 
+/* --- sweep ----------------------------------------------------------------------------- */
+
+/* Checks each value of sweep axis w against policy base (registered, or a
+ * variant's base); the error points at the value, or at the key when the
+ * policy has no such key. */
+static int check_sweep_values(struct parser *p, const char *base, const struct sweep_def *w)
+{
+    if (!p->ext->param)
+        return 0;
+    int col = w->col + (int)strlen(w->policy) + 1 + (int)strlen(w->key) + 1;
+    for (uint16_t i = 0; i < w->nvalues; i++) {
+        char m[512];
+        int rc = p->ext->param(p->ext->ctx, base, w->key, w->values[i], m, sizeof m);
+        if (rc == SCN_REF_UNKNOWN)
+            return perr(p, w->line, w->col + (int)strlen(w->policy) + 1, "%s", m);
+        if (rc != SCN_REF_OK)
+            return perr(p, w->line, col, "%s", m);
+        col += (int)strlen(w->values[i]) + 1;
+    }
+    return 0;
+}
+
+/* Splits "V1,V2,..." (at text, column col) into w's values. */
+static int sweep_values(struct parser *p, int line, int col, const char *text, struct sweep_def *w)
+{
+    for (const char *c = text;;) {
+        const char *comma = strchr(c, ',');
+        size_t len = comma ? (size_t)(comma - c) : strlen(c);
+        int vcol = col + (int)(c - text);
+        if (len == 0)
+            return perr(p, line, vcol, "empty value in a sweep (write V1,V2,...)");
+        if (w->nvalues >= SCN_MAX_SWEEP_VALUES)
+            return perr(p, line, vcol, "too many values in one sweep (limit %d)", SCN_MAX_SWEEP_VALUES);
+        char *v = xmalloc(len + 1);
+        memcpy(v, c, len);
+        v[len] = 0;
+        w->values = xrealloc(w->values, ((size_t)w->nvalues + 1) * sizeof *w->values);
+        w->values[w->nvalues++] = v;
+        for (uint16_t k = 0; k + 1 < w->nvalues; k++)
+            if (!strcmp(w->values[k], v))
+                return perr(p, line, vcol, "sweep value '%s' is given twice", q(p, v));
+        if (!comma)
+            return 0;
+        c = comma + 1;
+    }
+}
+
+/* `sweep POLICY.KEY=V1,V2,...`: one axis of a parameter study. */
+int scn__parse_sweep(struct parser *p, const struct line *L)
+{
+    struct scenario *s = p->s;
+    if (need(p, L, 0, 1, "POLICY.KEY=V1,V2,...") || trailing(p, L, 2, "sweep"))
+        return -1;
+    const struct tok *t = &L->tok[1];
+    const char *dot = strchr(t->s, '.'), *eq = strchr(t->s, '=');
+    int col = t->col + (t->quoted ? 1 : 0);
+    if (!dot || !eq || eq < dot || eq == dot + 1)
+        return perr(p, L->no, t->col, "bad sweep '%s' (expected POLICY.KEY=V1,V2,...)", q(p, t->s));
+    if (!eq[1])
+        return perr(p, L->no, col + (int)(eq - t->s) + 1, "missing values in '%s'", q(p, t->s));
+    char pol[SCN_MAX_LINE + 1], key[SCN_MAX_LINE + 1];
+    snprintf(pol, sizeof pol, "%.*s", (int)(dot - t->s), t->s);
+    snprintf(key, sizeof key, "%.*s", (int)(eq - dot - 1), dot + 1);
+    if (scn__check_name(p, L->no, col, pol, "policy"))
+        return -1;
+    for (uint16_t i = 0; i < s->nsweeps; i++)
+        if (!strcmp(s->sweeps[i].policy, pol) && !strcmp(s->sweeps[i].key, key))
+            return perr(p, L->no, t->col, "'%s.%s' is swept twice (first at line %d)", q(p, pol), q(p, key),
+                        s->sweeps[i].line);
+    if (s->nsweeps >= SCN_MAX_SWEEP_AXES)
+        return perr(p, L->no, t->col, "too many sweep lines (limit %d)", SCN_MAX_SWEEP_AXES);
+    s->sweeps = xgrow(s->sweeps, sizeof *s->sweeps, &p->cap_sweeps, (size_t)s->nsweeps + 1);
+    struct sweep_def *w = &s->sweeps[s->nsweeps++];
+    memset(w, 0, sizeof *w);
+    w->policy = xstrdup(pol);
+    w->key = xstrdup(key);
+    w->line = L->no;
+    w->col = col;
+    if (sweep_values(p, L->no, col + (int)(eq - t->s) + 1, eq + 1, w))
+        return -1;
+    uint64_t points = 1;
+    for (uint16_t i = 0; i < s->nsweeps && points <= SCN_MAX_SWEEP_POINTS; i++)
+        points *= s->sweeps[i].nvalues;
+    if (points > SCN_MAX_SWEEP_POINTS)
+        return perr(p, L->no, t->col, "the sweeps have more than %d points in all (the product of their values)",
+                    SCN_MAX_SWEEP_POINTS);
+    char m[512];
+    if (is_registered(p, pol, m, sizeof m))
+        return check_sweep_values(p, pol, w);
+    scn__add_ref(p, REF_SWEEP, L->no, col, pol, s->nsweeps - 1u, 0);
+    return 0;
+}
+
 /* --- pass 3 ------------------------------------------------------------------------ */
 
 int scn__resolve_policy_ref(struct parser *p, const struct ref *r)
@@ -363,5 +537,7 @@ int scn__resolve_policy_ref(struct parser *p, const struct ref *r)
         return unknown_policy(p, r->line, r->col, r->name);
     if (r->kind == REF_EXPECT_POLICY)
         return 0;
+    if (r->kind == REF_SWEEP)
+        return check_sweep_values(p, s->variants[v].base, &s->sweeps[r->a]);
     return check_param(p, s->variants[v].base, &s->sets[r->a].kv[r->b]);
 }

@@ -413,6 +413,38 @@ static void test_job_writes_are_watched(void **state)
     jobs_free(&t);
 }
 
+/* The hook sees the row written even after the table forgot rows at its
+ * front and moved the rest down (jobs_forget_below). */
+static uint64_t seen_avail[300];
+
+static void wrote_avail(void *ctx, uint64_t id, const struct job *row)
+{
+    (void)ctx;
+    assert_true(id < 300);
+    seen_avail[id] = (uint64_t)row->available_us;
+}
+
+static void test_job_writes_after_forgetting(void **state)
+{
+    (void)state;
+    struct jobtab t;
+    jobs_init(&t, jobs_heap_realloc, NULL);
+    jobs_watch(&t, wrote_avail);
+    for (uint64_t i = 0; i < 300; i++) {
+        struct job j = {.status = JOB_PENDING, .available_us = (int64_t)(1000 + i), .item = UINT64_MAX};
+        jobs_add(&t, &j);
+        if (i >= 100) {
+            jobs_update(&t, i - 100, JOB_COMPLETED, (int64_t)(5000 + i - 100));
+            jobs_forget_below(&t, i - 99);
+        }
+    }
+    for (uint64_t i = 0; i < 200; i++)
+        EXPECT_U64(seen_avail[i], 5000 + i, "the completed row's write");
+    for (uint64_t i = 200; i < 300; i++)
+        EXPECT_U64(seen_avail[i], 1000 + i, "the added row");
+    jobs_free(&t);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -425,6 +457,7 @@ int main(void)
         cmocka_unit_test(test_wakeat_crash_phases_found),
         cmocka_unit_test(test_window_and_max),
         cmocka_unit_test(test_job_writes_are_watched),
+        cmocka_unit_test(test_job_writes_after_forgetting),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

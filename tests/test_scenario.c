@@ -24,6 +24,7 @@
 #include <cmocka.h>
 
 #include <dirent.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -416,6 +417,46 @@ static void test_inline_forms(void **state)
 
 /* --- (b) bad files -------------------------------------------------------------------- */
 
+/* Aggregates over seeds and 'inf' in expect lines. */
+static void test_expect_aggregates(void **state)
+{
+    (void)state;
+    struct scenario *s;
+    struct diag d;
+    const char *text = "horizon 1d\n"
+                       "workflow w\n"
+                       "  producer p every 1h runs 1s publish t\n"
+                       "  consumer c subscribe t fifo runs 1s\n"
+                       "expect poll mean(latency.p50) < 5m\n"
+                       "expect * p95(lateness.max) for w.p < inf\n"
+                       "expect oracle max(recovery_ok) == true\n"
+                       "expect oracle mean(recovery_ok) >= 0.9\n"
+                       "expect oracle latency.max == \xe2\x88\x9e\n"
+                       "expect oracle min(lost) == 0\n";
+    if (parse_text(text, &s, &d) != 0) {
+        print_error("%s:%d:%d: %s\n", d.file, d.line, d.col, d.msg);
+        fail();
+    }
+    assert_int_equal(s->nexpects, 6);
+    assert_int_equal(s->expects[0].agg, EXPECT_MEAN);
+    assert_string_equal(s->expects[0].metric, "latency.p50");
+    assert_true(s->expects[0].value == 5.0 * US_PER_MIN);
+    assert_int_equal(s->expects[1].agg, EXPECT_PCT);
+    assert_int_equal(s->expects[1].agg_pct, 95);
+    assert_string_equal(s->expects[1].metric, "lateness.max");
+    assert_int_equal(s->expects[1].handler, 0);
+    assert_true(isinf(s->expects[1].value) && s->expects[1].value > 0);
+    assert_int_equal(s->expects[2].agg, EXPECT_MAX);
+    assert_true(s->expects[2].value == 1.0);
+    assert_int_equal(s->expects[3].agg, EXPECT_MEAN);
+    assert_true(s->expects[3].value == 0.9);
+    assert_int_equal(s->expects[4].agg, EXPECT_EACH);
+    assert_true(isinf(s->expects[4].value));
+    assert_int_equal(s->expects[5].agg, EXPECT_MIN);
+    assert_string_equal(s->expects[5].text, "expect oracle min(lost) == 0");
+    scenario_free(s);
+}
+
 static void test_bad_files(void **state)
 {
     (void)state;
@@ -807,7 +848,7 @@ static int fake_metric(void *ctx, const char *name, struct scenario_metric *out,
 static void fake_case(const char *tail, int col, const char *msg)
 {
     struct fake_refs fr = {0};
-    const struct scenario_refs refs = {&fr, fake_policy, fake_param, fake_metric, NULL};
+    const struct scenario_refs refs = {&fr, fake_policy, fake_param, fake_metric, NULL, NULL};
     char text[512];
     snprintf(text, sizeof text, "%s%s", REFS_BODY, tail);
     struct scenario *s = NULL;
@@ -850,11 +891,40 @@ static void test_refs_fake(void **state)
 static struct rng rng_state = {UINT64_C(0x9e3779b97f4a7c15)};
 static uint64_t next_rand(void) { return rng_next(&rng_state); }
 
+/* Checking every error (scenario_check_all_buf) agrees with the first
+ * error: none for a good file, and the first error among them otherwise;
+ * each with a location and a message. */
+static void check_all_agrees(const char *path, const char *buf, size_t len, int rc, const struct diag *d)
+{
+    struct diag errs[8];
+    int more;
+    int n = scenario_check_all_buf(path, buf, len, &refs_builtin, errs, 8, &more);
+    if (rc == 0) {
+        if (n != 0)
+            fail_msg("%s: parses, but check_all finds %d errors, first %d:%d: %s", path, n, errs[0].line, errs[0].col,
+                     errs[0].msg);
+        return;
+    }
+    assert_true(n >= 1 && n <= 8);
+    int found = 0;
+    for (int i = 0; i < n; i++) {
+        if (errs[i].line < 1 || !errs[i].msg[0])
+            fail_msg("%s: check_all error without a location: %d:%d: %s", path, errs[i].line, errs[i].col,
+                     errs[i].msg);
+        found |= errs[i].line == d->line && errs[i].col == d->col && !strcmp(errs[i].msg, d->msg) &&
+                 !strcmp(errs[i].file, d->file);
+    }
+    if (!found)
+        fail_msg("%s: check_all lacks the first error %d:%d: %s (it has %d:%d: %s)", path, d->line, d->col, d->msg,
+                 errs[0].line, errs[0].col, errs[0].msg);
+}
+
 static void parse_any(const char *path, const char *buf, size_t len)
 {
     struct scenario *s = (struct scenario *)1;
     struct diag d;
     int rc = scenario_parse_buf_ex(path, buf, len, &refs_builtin, &s, &d);
+    check_all_agrees(path, buf, len, rc, &d);
     if (rc == 0) {
         assert_non_null(s);
         scenario_free(s);
@@ -984,6 +1054,7 @@ int main(void)
         cmocka_unit_test(test_good_mail),
         cmocka_unit_test(test_good_defaults),
         cmocka_unit_test(test_inline_forms),
+        cmocka_unit_test(test_expect_aggregates),
         cmocka_unit_test(test_bad_files),
         cmocka_unit_test(test_durations),
         cmocka_unit_test(test_refs_none),
