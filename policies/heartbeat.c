@@ -724,7 +724,7 @@ static struct policy *heartbeat_create(struct sim *sim, void *durable, const str
             j->enabled = (uint8_t)p->cron_on;
             j->next_us = job_first(p, h, 0);
         }
-        jobs_init(&p->d->dq, sim_durable_realloc, sim);
+        sim_jobs_init(sim, &p->d->dq);
     }
     return p;
 }

@@ -10,9 +10,10 @@
  * uncommitted at once (its per-producer progress is durable), so it loses
  * nothing.
  *
- * A run that a crash interrupted after its mutation took effect is resumed
- * at emitting (the engine's resume_of), so the ideal never applies a
- * mutation twice.
+ * A run that a crash interrupted after its mutation took effect, or that
+ * was itself resumed after one (it starts past the mutation), is resumed at
+ * emitting (the engine's resume_of), so the ideal never applies a mutation
+ * twice, however many crashes cut it.
  *
  * Durable: per producer, the last nominal due whose run committed; per
  * handler, its latest run.  Volatile: one pending timer per handler. */
@@ -69,7 +70,8 @@ static void producer_fire(struct policy *p, uint32_t h, int64_t due_us, enum run
     p->d->h[h].last_run = sim_run_start(p->sim, &rq);
 }
 
-/* After a restart: resumes h's run if a crash cut it after its mutation.
+/* After a restart: resumes h's run if a crash cut it after its mutation
+ * (a resumed run is always past it).
  * Returns 1 if it started one. */
 static int resume_cut_run(struct policy *p, uint32_t h)
 {
@@ -78,7 +80,7 @@ static int resume_cut_run(struct policy *p, uint32_t h)
         return 0;
     struct sim_run_info ri;
     sim_run_get(p->sim, last, &ri);
-    if (ri.active || ri.outcome != OUT_CRASHED || !ri.mutation_applied)
+    if (ri.active || ri.outcome != OUT_CRASHED || !(ri.mutation_applied || ri.resume_of))
         return 0;
     struct run_req rq = RUN_REQ_INIT;
     rq.handler = h;

@@ -706,10 +706,11 @@ static struct policy *vt_create(struct sim *sim, void *durable, const struct par
     struct vt_durable *d = p->d;
     if (!d->init) {
         d->init = 1;
-        jobs_init(&d->jobs, sim_durable_realloc, sim);
-        jobs_init(&d->timed, sim_durable_realloc, sim);
+        sim_jobs_init(sim, &d->jobs);
+        sim_jobs_init(sim, &d->timed);
+        /* An index of the job rows (the same writes): durable, not watched. */
         jobs_init(&d->pendq, sim_durable_realloc, sim);
-        jobs_init(&d->scheds, sim_durable_realloc, sim);
+        sim_jobs_init(sim, &d->scheds);
         uint32_t nprod = 0;
         for (uint32_t h = 0; h < p->t->nh; h++)
             nprod += !is_consumer(p, h);

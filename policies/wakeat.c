@@ -597,7 +597,7 @@ static struct policy *wakeat_create(struct sim *sim, void *durable, const struct
     if (!d->inited) {
         /* Deploy: every producer's next_run_at is now (001 "Initial State"). */
         d->inited = 1;
-        jobs_init(&d->rows, sim_durable_realloc, sim);
+        sim_jobs_init(sim, &d->rows);
         d->next_run_at = sim_dalloc(sim, nh * sizeof *d->next_run_at);
         d->wake_at = sim_dalloc(sim, nh * sizeof *d->wake_at);
         d->row = sim_dalloc(sim, nh * sizeof *d->row);

@@ -73,7 +73,7 @@ static int fail_sql(struct rdb *r, const char *what, char *err, size_t n)
 /* The oldest schema version this reader accepts.  Versions 1 and 2 differ
  * only in the trace table, which rdb does not read (reports/trace.h reads
  * version 2 traces only), so results written before the change can still
- * be reported and compared with newer ones. */
+ * be reported and compared with newer ones; version 3 adds run_plan, 4 crash_points. */
 #define RDB_OLDEST_VERSION 1
 
 static int check_schema(struct rdb *r, char *err, size_t n)
@@ -123,10 +123,15 @@ static struct row *find_row(struct row *rows, size_t n, int64_t id)
 static int load_rows(struct rdb *r, struct row **out, size_t *nout, char *err, size_t n)
 {
     sqlite3_stmt *q;
-    if (sqlite3_prepare_v2(r->db,
-                           "SELECT run_id, scenario, scenario_path, scenario_hash, policy, base_policy, params, seed,"
-                           " fingerprint, status, simrun_version, horizon_us, drain_us FROM runs ORDER BY run_id",
-                           -1, &q, NULL) != SQLITE_OK)
+    /* The runs of `simrun crashpoints` (version 4, table crash_points) are
+     * no runs of their scenario: reports/crashpoints.c shows them. */
+    const char *sql = r->version >= 4
+                          ? "SELECT run_id, scenario, scenario_path, scenario_hash, policy, base_policy, params, seed,"
+                            " fingerprint, status, simrun_version, horizon_us, drain_us FROM runs"
+                            " WHERE run_id NOT IN (SELECT run_id FROM crash_points) ORDER BY run_id"
+                          : "SELECT run_id, scenario, scenario_path, scenario_hash, policy, base_policy, params, seed,"
+                            " fingerprint, status, simrun_version, horizon_us, drain_us FROM runs ORDER BY run_id";
+    if (sqlite3_prepare_v2(r->db, sql, -1, &q, NULL) != SQLITE_OK)
         return fail_sql(r, "read its runs", err, n);
     struct row *rows = NULL;
     size_t nrows = 0, cap = 0;

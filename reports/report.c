@@ -258,6 +258,8 @@ int report_write(const struct report_opts *o, size_t *ncharts, char *err, size_t
         rpt_html_intro(&R, h, secs, nsec);
         for (size_t s = 0; s < nsec && !R.code; s++)
             rpt_write_section(&R, &secs[s], h);
+        if (!R.code)
+            rpt_section_crashpoints(&R, h);
         while (R.npend)
             rpt_chart_reap(&R); /* the first failure is the one reported */
         rpt_html_outro(h);

@@ -13,6 +13,8 @@
  *                 the metric tables and each section's verdict
  *     gnuplot.c   running gnuplot: a chart's script, drawing in the
  *                 background, checking the images
+ *     crashpoints.c  the runs of simrun crashpoints: outcome against
+ *                 crash instant
  *
  * Errors: the first one is kept in struct rpt (rpt_fail); every function
  * that can fail returns -1 after recording it, and the caller stops.  Once
@@ -142,6 +144,13 @@ int rpt_section_studies(struct rpt *R, const struct section *S, FILE *html);
  * of the section, for seed S->tl_seed; a note on the page for a policy
  * without one. */
 int rpt_section_timelines(struct rpt *R, const struct section *S, FILE *h);
+
+/* --- crashpoints.c: crash points --------------------------------------------------------------- */
+
+/* The section of `simrun crashpoints` runs (schema version 3): per
+ * exploration, the outcome of each crash point against its instant.  None
+ * when the database has no crash points. */
+int rpt_section_crashpoints(struct rpt *R, FILE *h);
 
 /* --- verdict.c: significance and the verdict ------------------------------------------------ */
 

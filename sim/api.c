@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "sim/jobs.h"
 #include "sim/util.h"
 
 /* --- setup ---------------------------------------------------------------- */
@@ -43,6 +44,21 @@ void sim__api_free(struct sim *sim)
     free(sim->topo_h_inst);
     free(sim->topo_h_kind);
     free(sim->alarms);
+}
+
+/* --- durable job tables ------------------------------------------------------ */
+
+/* A row of a durable job table was written: a durable transition. */
+static void jobs_wrote(void *ctx, uint64_t id, const struct job *row)
+{
+    struct sim *sim = ctx;
+    fact_durable(&sim->fx, id, row->status);
+}
+
+void sim_jobs_init(struct sim *sim, struct jobtab *t)
+{
+    jobs_init(t, sim_durable_realloc, sim);
+    jobs_watch(t, jobs_wrote);
 }
 
 /* --- the topology and the calendar ---------------------------------------- */

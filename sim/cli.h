@@ -15,6 +15,7 @@
  *     sim/cli_plan.c    the job list of simrun run: targets, parameter
  *                       studies (--sweep), shards and --resume
  *     sim/cli_check.c   simrun check
+ *     sim/cli_crashpoints.c  simrun crashpoints
  *     sim/cli_db.c      simrun report, diff and merge (results databases)
  *     sim/cli_info.c    simrun validate, policies and version
  *     sim/cli_merge.c   simrun merge
@@ -97,6 +98,7 @@ extern const struct cli_command *const cli_commands[];
 
 extern const struct cli_command cli_cmd_run, cli_cmd_check, cli_cmd_report, cli_cmd_diff, cli_cmd_validate,
     cli_cmd_policies, cli_cmd_version;
+extern const struct cli_command cli_cmd_crashpoints;
 extern const struct cli_command cli_cmd_help, cli_cmd_merge;
 
 /* Runs simrun with argv as main received it; returns the exit status. */
@@ -294,5 +296,21 @@ int cli_plan_select(struct cli_plan *pl, const struct cli_opts *o, struct scenar
 /* Job number `full` of the full list: its scenario, column and seed. */
 void cli_plan_at(const struct cli_plan *pl, size_t full, int *k, int *c, uint64_t *seed);
 void cli_plan_free(struct cli_plan *pl);
+
+/* simrun check's part for `expect POLICIES crashpoints METRIC OP VALUE`
+ * (sim/cli_crashpoints.c).  A line holds when it holds at every crash
+ * point of the exploration of s under t (the scenario's crashpoints line
+ * sets it), in every seed lo .. lo + n - 1; the explorations are made once
+ * per target and seed and kept in the cache until it is freed.  Returns 1
+ * when e holds, 0 when it fails; what gets what was measured (a failure
+ * names the first failing point and the crash line that reproduces it),
+ * *v the value (NaN when an exploration could not be made: then what says
+ * why and the line fails). */
+struct cli_cp_cache;
+struct cli_cp_cache *cli_cp_cache_new(void);
+void cli_cp_cache_free(struct cli_cp_cache *c);
+int cli_check_crashpoint_line(struct cli_cp_cache *c, const struct scenario *s, const struct cli_target *t,
+                              const struct expect_def *e, uint64_t lo, uint64_t n, double *v, char *what,
+                              size_t wn);
 
 #endif

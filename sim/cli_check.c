@@ -87,6 +87,7 @@ struct check_ctx {
     uint64_t *nbad;                /* [ntarg] runs that did not finish normally */
     char (*status)[400];           /* [ntarg] the first of them */
     struct expect_outcome *eo;     /* [nexpects] */
+    struct cli_cp_cache *cp;       /* the scenario's crash-point explorations */
     int reported;                  /* scenarios whose verdicts are out */
     int npass, nfail;              /* (line, policy) verdicts */
     size_t nlines, nlines_failed, junit_fail;
@@ -238,13 +239,15 @@ static void report_line(struct check_ctx *cx, int k, uint32_t e, FILE *suite_out
         if (!cli_expect_names(ex, t->label))
             continue;
         const double *v = &cx->vals[((size_t)ti * s->nexpects + e) * ns];
-        char what[1024];
-        int ok = ex->agg == EXPECT_EACH ? judge_each(ex, v, cx->lo[k], ns, what, sizeof what)
-                                        : judge_aggregate(ex, v, cx->lo[k], ns, what, sizeof what);
+        char what[1600];
+        double cv;
+        int ok = ex->crashpoints ? cli_check_crashpoint_line(cx->cp, s, t, ex, cx->lo[k], ns, &cv, what, sizeof what)
+                 : ex->agg == EXPECT_EACH ? judge_each(ex, v, cx->lo[k], ns, what, sizeof what)
+                                          : judge_aggregate(ex, v, cx->lo[k], ns, what, sizeof what);
         nfailed += !ok;
         ok ? cx->npass++ : cx->nfail++;
         *line_time_s += (double)cx->wall_us[ti] / 1e6;
-        const char *st = cx->nbad[ti] ? cx->status[ti] : "";
+        const char *st = cx->nbad[ti] && !ex->crashpoints ? cx->status[ti] : "";
         if (!ok || !cx->o->quiet)
             printf("%s %s:%d [%s] %s (%s)%s%s\n", ok ? "PASS" : "FAIL", s->path, ex->line, t->label, ex->text, what,
                    st[0] ? ": " : "", st);
@@ -266,6 +269,7 @@ static void report_scenario(struct check_ctx *cx, int k)
     char *suite = NULL;
     size_t suite_len = 0;
     FILE *sf = cx->junit ? open_memstream(&suite, &suite_len) : NULL;
+    cx->cp = cli_cp_cache_new();
     size_t tests = 0, failures = 0;
     double suite_time = 0;
     for (uint32_t e = 0; e < s->nexpects; e++) {
@@ -293,6 +297,8 @@ static void report_scenario(struct check_ctx *cx, int k)
         free(out);
         free(fails);
     }
+    cli_cp_cache_free(cx->cp);
+    cx->cp = NULL;
     if (!sf)
         return;
     fclose(sf);
@@ -335,7 +341,7 @@ static int check_sink(void *ctx, size_t j, struct sweep_out *out)
     }
     double *tv = &cx->vals[(size_t)ti * s->nexpects * ns];
     for (uint32_t e = 0; e < s->nexpects; e++)
-        tv[(size_t)e * ns + si] = cli_expect_names(&s->expects[e], t->label)
+        tv[(size_t)e * ns + si] = cli_expect_names(&s->expects[e], t->label) && !s->expects[e].crashpoints
                                       ? cli_expect_measure(s, &s->expects[e], res)
                                       : NAN;
     cx->wall_us[ti] += out->wall_us;

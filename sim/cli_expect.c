@@ -114,8 +114,8 @@ uint32_t cli_expect_outcomes(const struct scenario *s, const char *label, const 
     uint32_t n = 0;
     for (uint32_t e = 0; e < s->nexpects; e++) {
         const struct expect_def *ex = &s->expects[e];
-        if (!cli_expect_names(ex, label))
-            continue;
+        if (!cli_expect_names(ex, label) || ex->crashpoints)
+            continue; /* crashpoints lines hold over an exploration, not a run */
         const double *v = &vals[(size_t)e * nseeds];
         if (ex->agg == EXPECT_EACH) {
             out[n++] = (struct expect_outcome){ex, v[si], cli_expect_compare(v[si], ex->op, ex->value)};

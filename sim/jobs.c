@@ -114,6 +114,8 @@ void jobs_init(struct jobtab *t, jobs_realloc_fn alloc, void *ctx)
     *t = (struct jobtab){.alloc = alloc, .ctx = ctx};
 }
 
+void jobs_watch(struct jobtab *t, jobs_write_fn fn) { t->on_write = fn; }
+
 void jobs_free(struct jobtab *t)
 {
     if (t->rows)
@@ -133,6 +135,8 @@ uint64_t jobs_add(struct jobtab *t, const struct job *j)
     if (active(j->status))
         t->live++;
     index_row(t, id);
+    if (t->on_write)
+        t->on_write(t->ctx, id, &t->rows[id - t->off]);
     return id;
 }
 
@@ -174,6 +178,8 @@ void jobs_update(struct jobtab *t, uint64_t id, enum job_status st, int64_t avai
     j->available_us = available_us;
     j->version++;
     index_row(t, id);
+    if (t->on_write)
+        t->on_write(t->ctx, id, &t->rows[id - t->off]);
 }
 
 static void drop_stale_top(struct jobtab *t)

@@ -18,7 +18,13 @@
  * engine's durable allocator, so the table survives host crashes).  A
  * policy whose rows finish roughly in order (a queue) lets the table forget
  * the finished rows at its front (jobs_forget_below), so that memory
- * follows the rows still in play rather than every row ever added. */
+ * follows the rows still in play rather than every row ever added.
+ *
+ * Writes can be watched: a table with a write hook (jobs_watch) calls it
+ * after every row it writes (jobs_add, jobs_update), so that the engine
+ * can record each write of a durable table as a durable transition (fact
+ * `durable`, docs/crashpoints.md); a policy gets such a table from
+ * sim_jobs_init (sim/policy_api.h). */
 #ifndef SIM_JOBS_H
 #define SIM_JOBS_H
 
@@ -47,6 +53,9 @@ struct job_ent {
 };
 
 typedef void *(*jobs_realloc_fn)(void *ctx, void *p, size_t n);
+/* Told of a row just written: its id and its new contents (ctx: the
+ * table's allocator context). */
+typedef void (*jobs_write_fn)(void *ctx, uint64_t id, const struct job *row);
 
 struct jobtab {
     struct job *rows;              /* row id is rows[id - off]; ids from 0 */
@@ -58,9 +67,12 @@ struct jobtab {
     uint64_t live;                 /* active rows */
     jobs_realloc_fn alloc;
     void *ctx;
+    jobs_write_fn on_write;        /* NULL: writes are not watched */
 };
 
 void jobs_init(struct jobtab *t, jobs_realloc_fn alloc, void *ctx);
+/* Calls fn after every row written from now on (NULL: none). */
+void jobs_watch(struct jobtab *t, jobs_write_fn fn);
 /* The plain heap as an allocator, for a table that is volatile (rebuilt at
  * every start) or lives outside a simulation; ctx is unused. */
 void *jobs_heap_realloc(void *ctx, void *p, size_t n);

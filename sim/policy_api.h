@@ -109,6 +109,7 @@
 struct sim;                        /* opaque */
 struct rng;
 struct cal_zone;
+struct jobtab;
 
 /* --- the clock and the host --------------------------------------------- */
 
@@ -219,6 +220,13 @@ void *sim_dgrow(struct sim *sim, void *p, size_t elem, size_t *cap, size_t need)
 /* The durable allocator in the shape jobs_init wants (ctx: the sim; n = 0
  * frees). */
 void *sim_durable_realloc(void *ctx, void *p, size_t n);
+/* A durable job table (sim/jobs.h): jobs_init with the durable allocator,
+ * and every row written (jobs_add, jobs_update) is a durable transition
+ * that the engine records (trace kind `durable`: the row's id and new
+ * status), where crash-point exploration crashes the host
+ * (docs/crashpoints.md).  The way to make a table of job, schedule or
+ * delivery rows that must survive a crash; t lives in durable memory. */
+void sim_jobs_init(struct sim *sim, struct jobtab *t);
 
 /* --- waking the host ---------------------------------------------------------
  * Three ways, all of which vanish at a host crash and at a graceful stop

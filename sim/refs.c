@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "sim/crashpoints.h"
 #include "sim/metric.h"
 #include "sim/plugin.h"
 #include "sim/policy.h"
@@ -67,6 +68,27 @@ static int refs_metric(void *ctx, const char *name, struct scenario_metric *out,
     return SCN_REF_UNKNOWN;
 }
 
+/* The metrics of `expect P crashpoints METRIC ...` (sim/crashpoints.h). */
+static int refs_crash_metric(void *ctx, const char *name, struct scenario_metric *out, char *msg, size_t n)
+{
+    (void)ctx;
+    int m = cp_metric_find(name);
+    if (m >= 0) {
+        out->is_duration = cp_metric_table[m].is_duration;
+        out->is_bool = cp_metric_table[m].is_bool;
+        out->per_handler = 0;
+        return SCN_REF_OK;
+    }
+    char list[400], e[SCN_QUOTE_MAX];
+    size_t o = 0;
+    list[0] = 0;
+    for (int i = 0; i < CP_NMETRICS; i++)
+        o += (size_t)snprintf(list + o, sizeof list - o, "%s%s", i ? ", " : "", cp_metric_table[i].name);
+    scn_escape(e, sizeof e, name);
+    snprintf(msg, n, "unknown crashpoints metric '%s' (valid: %s)", e, list);
+    return SCN_REF_UNKNOWN;
+}
+
 static int refs_plugin(void *ctx, const char *path, char *msg, size_t n)
 {
     (void)ctx;
@@ -78,5 +100,6 @@ const struct scenario_refs refs_builtin = {
     .policy = refs_policy,
     .param = refs_param,
     .metric = refs_metric,
+    .crash_metric = refs_crash_metric,
     .plugin = refs_plugin,
 };

@@ -52,12 +52,12 @@ static const char *const hdr_names[NHDR] = {"name", "start", "timezone", "horizo
 
 enum body_kind {
     B_WORKFLOW, B_SOURCE, B_PUBLISH, B_CRASH, B_FAIL, B_TRIGGER, B_SET, B_VARIANT, B_EXPECT, B_STOP,
-    B_DISABLE, B_ENABLE, B_CHANGE, B_BUSY, B_DEADLINE, B_SWEEP, NBODY
+    B_DISABLE, B_ENABLE, B_CHANGE, B_BUSY, B_DEADLINE, B_SWEEP, B_CRASHPOINTS, NBODY
 };
 static const char *const body_names[NBODY] = {"workflow", "source",  "publish", "crash",  "fail",
                                               "trigger",  "set",     "variant", "expect", "stop",
                                               "disable",  "enable",  "change",  "busy",   "deadline",
-                                              "sweep"};
+                                              "sweep",    "crashpoints"};
 
 static const char *const fail_class_names[FAIL_NCLASS] = {"",         "transient",     "logic",
                                                           "internal", "indeterminate", "delivery"};
@@ -188,7 +188,7 @@ static int pass1_line(struct parser *p, const struct line *L)
     perr(p, L->no, t0->col,
          "unknown directive '%s' (valid: name, start, timezone, horizon, drain, seed, recovery-bound, plugin, "
          "workflow, source, publish, crash, stop, fail, trigger, disable, enable, change, busy, deadline, "
-         "set, variant, sweep, expect)",
+         "set, variant, sweep, expect, crashpoints)",
          q(p, t0->s));
     struct suggest sg;
     suggest_init(&sg, t0->s);
@@ -239,7 +239,14 @@ static int parse_crash(struct parser *p, const struct line *L)
         {"mtbf", CL_DURATION, LIM_NONE, 1, 0, "'mtbf'", &c.mtbf_us, 0, 0},
         {"mttr", CL_DURATION, LIM_NONE, 1, 0, "'mttr'", &c.mttr_us, 0, 0},
     };
-    if (scn__parse_clauses(p, L, i, cl, 5, "a crash line", "valid", "at T for D, or random mtbf D mttr D"))
+    /* `first` or `after ...` (scenario_crash.c) leave the rest to the clauses. */
+    struct line *rest;
+    if (scn__crash_pos(p, L, i, &c, s->ncrashes, &rest))
+        return -1;
+    int rc = scn__parse_clauses(p, rest ? rest : L, i, cl, 5, "a crash line", "valid",
+                                "at T for D, or random mtbf D mttr D");
+    free(rest);
+    if (rc || scn__crash_pos_check(p, L, &c))
         return -1;
     int c_at = cl[0].col, c_for = cl[1].col, c_mtbf = cl[3].col, c_mttr = cl[4].col;
     if (c.random) {
@@ -255,10 +262,12 @@ static int parse_crash(struct parser *p, const struct line *L)
         if (!c_for)
             return perr(p, no, end_col(L), "missing 'for D' (the downtime) in a crash line");
         /* A second crash of the same part while it is down is no crash: the
-         * engine would skip it silently, so the file is rejected instead. */
-        for (uint32_t k = 0; k < s->ncrashes; k++) {
+         * engine would skip it silently, so the file is rejected instead.
+         * A positional crash may fall on no fact at all; it is not checked
+         * (docs/crashpoints.md). */
+        for (uint32_t k = 0; k < s->ncrashes && c.pos == CRASH_POS_AT; k++) {
             const struct crash_def *o = &s->crashes[k];
-            if (o->random || o->target != c.target || o->index != c.index)
+            if (o->random || o->target != c.target || o->index != c.index || o->pos != CRASH_POS_AT)
                 continue;
             if (c.at_us < o->at_us + o->down_us && o->at_us < c.at_us + c.down_us)
                 return perr(p, no, c_at, "this crash overlaps the crash at line %d (same target)", o->line);
@@ -481,6 +490,7 @@ static int pass2_line(struct parser *p, const struct line *L)
     case B_BUSY: return scn__parse_busy(p, L);
     case B_DEADLINE: return scn__parse_deadline(p, L);
     case B_SWEEP: return scn__parse_sweep(p, L);
+    case B_CRASHPOINTS: return scn__parse_crashpoints(p, L);
     }
     SIM_ASSERT(0 && "pass 1 let an unknown directive through");
     return -1;
@@ -629,6 +639,16 @@ static int resolve_ref(struct parser *p, const struct ref *r)
     case REF_SET:
     case REF_SWEEP:
         return scn__resolve_policy_ref(p, r);
+    case REF_CRASH_AT:
+        if (resolve_handler(p, r, &wf, &h))
+            return -1;
+        if (r->b >= s->wfs[wf].count)
+            return perr(p, r->line, r->col, "no instance %u of workflow '%s' (it has %u) in '%s'", r->b,
+                        q(p, s->wfs[wf].name), s->wfs[wf].count, q(p, r->name));
+        s->crashes[r->a].pos_wf = wf;
+        s->crashes[r->a].pos_h = h;
+        s->crashes[r->a].pos_inst = r->b;
+        return 0;
     }
     return 0;
 }

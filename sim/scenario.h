@@ -227,6 +227,17 @@ struct source_def {
  * from T the host starts nothing new; runs still active at T + G are cut
  * off; then the host is down, and restarts at T + D when `for` is given
  * (down_us = SIM_NEVER otherwise; D > G). */
+/* Where a host crash falls among the things that happen at its instant
+ * (docs/crashpoints.md):
+ *   AT     `crash host at T`: an event of its own, queued at the start;
+ *   FIRST  `... first`: before anything else at T;
+ *   AFTER  `... after KIND [N] [of H]`: at the first crash point after the
+ *          Nth fact of that kind (of handler instance H) at T; no crash if
+ *          there is no such fact;
+ *   PROBE  never by itself: injected by a crash-point probe (sim.h), for
+ *          the exploration's own crash. */
+enum crash_pos { CRASH_POS_AT, CRASH_POS_FIRST, CRASH_POS_AFTER, CRASH_POS_PROBE };
+
 struct crash_def {
     enum crash_target target;
     uint32_t index;                /* CRASH_WORKER: which worker (0-based) */
@@ -235,6 +246,12 @@ struct crash_def {
     int64_t grace_us;              /* CRASH_STOP only; default 30s */
     int64_t mtbf_us, mttr_us;
     int line;
+    /* Host crashes only: where at at_us (CRASH_POS_AT for every other). */
+    enum crash_pos pos;
+    const char *pos_kind;          /* AFTER: the fact's kind, a durable one ("mutation"; static) */
+    uint32_t pos_nth;              /* AFTER: the Nth such fact at at_us, from 1 */
+    int pos_wf, pos_h;             /* AFTER: its handler (template indices), -1 -1 any */
+    uint32_t pos_inst;             /* AFTER: the instance of workflow pos_wf */
 };
 
 
@@ -265,7 +282,9 @@ enum expect_op { OP_LT, OP_LE, OP_GT, OP_GE, OP_EQ, OP_NE };
  * nearest-rank NN-th percentile of the seeds' values, 1 <= NN <= 99). */
 enum expect_agg { EXPECT_EACH, EXPECT_MEAN, EXPECT_MIN, EXPECT_MAX, EXPECT_PCT };
 /* `expect POLICY[,POLICY...]|* METRIC [for WF.HANDLER] OP VALUE`, METRIC
- * bare or inside an aggregate over seeds (`mean(latency.p50)`).
+ * bare or inside an aggregate over seeds (`mean(latency.p50)`), or
+ * `expect POLICIES crashpoints METRIC OP VALUE` (crashpoints = 1: the line
+ * holds at every crash point, docs/crashpoints.md).
  * metric is a metric name (metric.h, as checked by scenario_refs.metric:
  * e.g. "lost", "latency.p99", "recovery_ok"); value is a number, a duration
  * (stored in us; `inf` is +INFINITY, a censored percentile) or true/false
@@ -280,6 +299,17 @@ struct expect_def {
     int line;
     enum expect_agg agg;           /* EXPECT_EACH unless the metric is inside an aggregate */
     int agg_pct;                   /* EXPECT_PCT: the percentile, 1..99 */
+    int crashpoints;               /* `expect P crashpoints METRIC OP VALUE`: at every crash point */
+};
+
+/* `crashpoints [from T] [to T] [max N] [down D]`: how `simrun check` and
+ * `simrun crashpoints` explore the crash points of this scenario
+ * (docs/crashpoints.md), unless the command line says otherwise. */
+struct crashpoints_def {
+    int line;                      /* 0: no such line */
+    int64_t from_us, to_us;        /* the window [from, to); to_us SIM_NEVER: the end */
+    uint64_t max;                  /* 0: every point */
+    int64_t down_us;               /* 0: the default downtime */
 };
 
 /* `set POLICY.KEY=VALUE` and `variant NAME POLICY KEY=VALUE...`. */
@@ -330,6 +360,7 @@ struct scenario {
     struct expect_def *expects; uint32_t nexpects;
     struct param_set_def *sets; uint16_t nsets;
     struct variant_def *variants; uint16_t nvariants;
+    struct crashpoints_def crashpoints;
     uint32_t nchanges;             /* schedule changes of all producers */
     uint8_t has_as_written;        /* some schedule is `as-written` */
     uint64_t ninstances;           /* sum of workflow counts */
@@ -397,6 +428,9 @@ struct scenario_refs {
     int (*policy)(void *ctx, const char *name, char *msg, size_t n);
     int (*param)(void *ctx, const char *policy, const char *key, const char *value, char *msg, size_t n);
     int (*metric)(void *ctx, const char *name, struct scenario_metric *out, char *msg, size_t n);
+    /* crash_metric: is name a metric of `expect P crashpoints NAME ...`?
+     * As metric; NULL: read by form, like metric. */
+    int (*crash_metric)(void *ctx, const char *name, struct scenario_metric *out, char *msg, size_t n);
     int (*plugin)(void *ctx, const char *path, char *msg, size_t n);
 };
 

@@ -10,6 +10,8 @@
  *   scenario_handler.c  workflows and handlers: schedules, scripts, topics;
  *   scenario_policy.c   set, variant and expect: the lines that name
  *                       policies, their parameters and metrics;
+ *   scenario_crash.c    where a crash falls in its instant, and the
+ *                       crashpoints directive.
  *   scenario_change.c   schedule changes (disable, enable, change), busy
  *                       agents and run deadlines.
  *
@@ -88,7 +90,7 @@ enum { HDR_NAME, HDR_START, HDR_TZ, HDR_HORIZON, HDR_DRAIN, HDR_SEED, HDR_RB, NH
  * read (pass 3).  a/b say who refers; see the callers of scn__add_ref. */
 enum ref_kind {
     REF_SOURCE, REF_TOPIC, REF_FAIL, REF_TRIGGER, REF_EXPECT_FOR, REF_EXPECT_POLICY, REF_SET,
-    REF_CHANGE, REF_BUSY, REF_DEADLINE, REF_SWEEP
+    REF_CHANGE, REF_BUSY, REF_DEADLINE, REF_SWEEP, REF_CRASH_AT
 };
 struct ref {
     enum ref_kind kind;
@@ -263,6 +265,15 @@ int scn__parse_sweep(struct parser *p, const struct line *L);
 /* Pass 3 for REF_EXPECT_POLICY, REF_SET and REF_SWEEP: a variant, or an
  * error. */
 int scn__resolve_policy_ref(struct parser *p, const struct ref *r);
+/* scenario_crash.c: a crash's position (`first`, `after KIND [N] [of H]`)
+ * in line L from token i, for crash number ci.  *rest gets a copy of L
+ * without it (malloc'd, the caller frees), or NULL when there is none.
+ * scn__crash_pos_check checks the position against the parsed clauses. */
+int scn__crash_pos(struct parser *p, const struct line *L, int i, struct crash_def *c, uint32_t ci,
+                   struct line **rest);
+int scn__crash_pos_check(struct parser *p, const struct line *L, const struct crash_def *c);
+/* The `crashpoints` directive. */
+int scn__parse_crashpoints(struct parser *p, const struct line *L);
 /* scenario_change.c */
 int scn__parse_toggle(struct parser *p, const struct line *L, int enable);
 int scn__parse_change(struct parser *p, const struct line *L);

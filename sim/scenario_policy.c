@@ -384,26 +384,40 @@ int scn__parse_expect(struct parser *p, const struct line *L)
     if (expect_policies(p, L, e, ei))
         return -1;
 
+    /* `crashpoints METRIC`: the line holds at every crash point
+     * (docs/crashpoints.md); its metrics are checked by their own callback
+     * and are not per handler. */
+    int cp = !L->tok[2].quoted && !strcmp(L->tok[2].s, "crashpoints");
+    if (cp && need(p, L, 2, 3, "'METRIC OP VALUE'"))
+        return -1;
+    e->crashpoints = cp;
     /* The metric, perhaps inside an aggregate over seeds: its kind from
      * the callback, or unknown (read by form). */
-    const struct tok *mt = &L->tok[2];
+    const struct tok *mt = &L->tok[2 + cp];
     char name[SCN_MAX_LINE + 1];
     int name_col;
     if (expect_metric_token(p, no, mt, e, name, &name_col))
         return -1;
-    struct scenario_metric mi = {.is_duration = 0, .is_bool = 0, .per_handler = 1};
-    int known = p->ext->metric != NULL;
+    if (cp && e->agg != EXPECT_EACH)
+        return perr(p, no, mt->col, "an aggregate over seeds does not apply to crashpoints metrics ('%s')",
+                    q(p, mt->s));
+    struct scenario_metric mi = {.is_duration = 0, .is_bool = 0, .per_handler = !cp};
+    int (*check)(void *, const char *, struct scenario_metric *, char *, size_t) =
+        cp ? p->ext->crash_metric : p->ext->metric;
+    int known = check != NULL;
     if (known) {
         char m[512];
-        if (p->ext->metric(p->ext->ctx, name, &mi, m, sizeof m) != SCN_REF_OK)
+        if (check(p->ext->ctx, name, &mi, m, sizeof m) != SCN_REF_OK)
             return perr(p, no, name_col, "%s", m);
     }
     if (mi.is_bool && e->agg == EXPECT_PCT)
         return perr(p, no, mt->col, "a percentile over seeds does not apply to the boolean metric '%s' (use "
                     "mean(%s) for the share of seeds where it holds)", q(p, name), q(p, name));
     e->metric = xstrdup(name);
-    int i = 3;
-    if (!strcmp(L->tok[3].s, "for")) {
+    int i = 3 + cp;
+    if (!strcmp(L->tok[i].s, "for")) {
+        if (cp)
+            return perr(p, no, L->tok[i].col, "'for' does not apply to crashpoints metrics");
         if (need(p, L, 3, 1, "WORKFLOW.HANDLER"))
             return -1;
         const struct tok *ft = &L->tok[4];

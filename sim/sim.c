@@ -282,6 +282,8 @@ static void setup(struct sim *sim)
     for (uint32_t c = 0; c < s->ncrashes; c++) {
         sim->crash_rng[c] = rng_stream(seed, RNG_CRASH, c, 0);
         const struct crash_def *cd = &s->crashes[c];
+        if (cd->pos != CRASH_POS_AT)
+            continue; /* placed by the facts of its instant (sim__point) */
         int64_t t = cd->random ? 1 + rng_exp_us(&sim->crash_rng[c], (double)cd->mtbf_us) : cd->at_us;
         if (t < s->horizon_us || !cd->random)
             evq_push(sim->q, t, EV_CRASH, c, 0);
@@ -292,6 +294,7 @@ static void setup(struct sim *sim)
     evq_push(sim->q, s->horizon_us, EV_HORIZON, 0, 0);
     evq_push(sim->q, sim->end_us, EV_END, 0, 0);
     sim->durable = sim_dalloc(sim, sim->ops->durable_size ? sim->ops->durable_size : 1);
+    sim__points_setup(sim);
 }
 
 static void dispatch(struct sim *sim, const struct evq_event *ev)
@@ -359,6 +362,24 @@ static void dispatch(struct sim *sim, const struct evq_event *ev)
     }
 }
 
+/* Pops the next event into *ev; 0 when there is none.  While watching
+ * (sim__points_setup), the first crash point of an instant comes before its
+ * first event is popped, so that a crash there can still cancel it. */
+static int next_event(struct sim *sim, struct evq_event *ev)
+{
+    while (sim->watching) {
+        int64_t t = evq_peek_time(sim->q);
+        if (t == INT64_MAX)
+            return 0;
+        if (t == sim->now_us)
+            break;
+        sim->now_us = sim__first_at(sim, t);
+        sim->same_instant = 0;
+        sim__point(sim, 1);
+    }
+    return evq_pop(sim->q, ev);
+}
+
 /* Frees everything the simulation holds (the checker is already gone). */
 static void sim_free(struct sim *sim)
 {
@@ -387,6 +408,7 @@ static void sim_free(struct sim *sim)
     free(sim->tickers);
     sim__api_free(sim);
     sim__mem_free(sim);
+    free(sim->pos);
     free(sim->crash_down);
     free(sim->crash_rng);
     free(sim->sc_items);
@@ -419,7 +441,9 @@ void sim_run(const struct scenario *s, const struct policy_ops *ops, const struc
     sim__host_up(sim, 0);
     struct evq_event ev;
     SIM_ASSERT(sim->accepting);
-    while (!sim->stopped && evq_pop(sim->q, &ev)) {
+    if (sim->watching)
+        sim__point(sim, 0);
+    while (!sim->stopped && next_event(sim, &ev)) {
         SIM_ASSERT(ev.time_us >= sim->now_us);
         if (ev.time_us != sim->now_us)
             sim->same_instant = 0;
@@ -433,6 +457,8 @@ void sim_run(const struct scenario *s, const struct policy_ops *ops, const struc
         if (sim__mem_check(sim))
             break;
         dispatch(sim, &ev);
+        if (sim->watching)
+            sim__point(sim, 0);
     }
 
     /* The end: runs still active are cut off; the host stops. */

@@ -48,6 +48,32 @@ const char *sim_status_name(enum sim_status s);
 #define SIM_MAX_RUNS_DEFAULT UINT64_C(64000000)
 #define SIM_MAX_ITEMS_DEFAULT UINT64_C(200000000)
 
+/* Crash points (docs/crashpoints.md).  A point is a place in the event
+ * order where a host crash can be injected without breaking a transition
+ * of the engine in two: before the first event at an instant, after each
+ * event is handled, and between a run's end and the policy's on_run_end.
+ * Points are numbered 1, 2, ... in order, the same in every simulation of
+ * the same inputs, so a point names one instant and one place in it. */
+struct sim_point {
+    int64_t t_us;
+    uint64_t index;
+    int first;                     /* before anything at t_us */
+    int host_up;                   /* a crash here would take the host down */
+};
+
+/* Watches a simulation for crash-point exploration (sim/crashpoints.h). */
+struct sim_probe {
+    void *ctx;
+    /* Every record of a durable kind (fact_kind_durable), as it is written. */
+    void (*durable)(void *ctx, const struct trace_rec *r);
+    /* At every point.  Returns the index of a crash definition of the
+     * scenario whose position is CRASH_POS_PROBE to crash the host here
+     * (for that definition's downtime), -1 to go on, or SIM_PROBE_STOP to
+     * end the simulation here (its result then covers the time so far). */
+    int (*point)(void *ctx, const struct sim_point *p);
+};
+#define SIM_PROBE_STOP (-2)
+
 struct sim_opts {
     uint64_t seed;                 /* the scenario's seed unless overridden */
     FILE *trace;                   /* NULL: no text trace */
@@ -59,6 +85,7 @@ struct sim_opts {
      * A run whose state reaches it stops with SIM_MEMORY_LIMIT. */
     uint64_t max_memory;
     const char *label;             /* policy label for the text trace */
+    const struct sim_probe *probe; /* NULL: none */
 };
 
 struct sim_result {

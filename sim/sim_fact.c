@@ -28,9 +28,12 @@ static void rec_start(const struct facts *f, struct trace_rec *r, enum fact_kind
     trace_rec_init(r, k, *f->now, (int32_t)handler, run);
 }
 
-/* Writes a filled record: one line of text, and/or one kept record. */
+/* Writes a filled record: one line of text, and/or one kept record, and
+ * shows it to the watcher. */
 static void emit(struct facts *f, const struct trace_rec *r)
 {
+    if (f->watch)
+        f->watch(f->watch_ctx, r);
     if (f->out) {
         char line[512];
         trace_format_line(r, f->w, f->label, line, sizeof line);
@@ -258,6 +261,17 @@ void fact_stop(struct facts *f, uint64_t cut_off)
         struct trace_rec r;
         rec_start(f, &r, FACT_STOP, -1, 0);
         r.count = cut_off;
+        emit(f, &r);
+    }
+}
+
+void fact_durable(struct facts *f, uint64_t row, uint8_t status)
+{
+    if (f->tracing) {
+        struct trace_rec r;
+        rec_start(f, &r, FACT_DURABLE, -1, 0);
+        r.arg = row;
+        r.tag = status;
         emit(f, &r);
     }
 }

@@ -5,8 +5,10 @@
  * as crashed; a restart creates the policy again over its durable block.  A
  * graceful stop tells the policy (on_stop), starts nothing new, and cuts
  * off what is still running at the end of the grace.  Crashes of a worker,
- * all workers or the server go to the policy's on_part hook.  State and
- * invariants: sim_int.h. */
+ * all workers or the server go to the policy's on_part hook.  Crash points
+ * (the places a host crash can fall within an instant: positional crash
+ * lines and crash-point exploration's probe) are taken here too.  State
+ * and invariants: sim_int.h. */
 #include "sim/sim_int.h"
 
 #include <inttypes.h>
@@ -153,3 +155,103 @@ void sim__restart(struct sim *sim, uint32_t ci)
     }
 }
 
+
+/* --- crash points --------------------------------------------------------------------
+ *
+ * A point is a place in the event order where the host can go down without
+ * cutting one of the engine's own transitions in two (docs/crashpoints.md):
+ * before the first event of an instant, after each event, and between a
+ * run's end and on_run_end.  Points are taken only while watching: a
+ * scenario with a positional crash (`first`, `after ...`) or a probe. */
+
+/* The fact layer's watcher: counts the facts that positional crashes wait
+ * for, and shows the durable ones to the probe. */
+static void points_watch(void *ctx, const struct trace_rec *r)
+{
+    struct sim *sim = ctx;
+    if (!fact_kind_durable((enum fact_kind)r->kind))
+        return;
+    for (size_t i = 0; i < sim->npos; i++) {
+        struct pos_crash *pc = &sim->pos[i];
+        const struct crash_def *c = &sim->scn->crashes[pc->ci];
+        if (pc->done || pc->armed || c->pos != CRASH_POS_AFTER || r->t_us != c->at_us || r->kind != pc->kind)
+            continue;
+        if (pc->handler >= 0 && r->handler != pc->handler)
+            continue;
+        if (++pc->seen == c->pos_nth)
+            pc->armed = 1;
+    }
+    const struct sim_probe *pr = sim->o->probe;
+    if (pr && pr->durable)
+        pr->durable(pr->ctx, r);
+}
+
+void sim__points_setup(struct sim *sim)
+{
+    const struct scenario *s = sim->scn;
+    for (uint32_t c = 0; c < s->ncrashes; c++) {
+        const struct crash_def *cd = &s->crashes[c];
+        if (cd->pos != CRASH_POS_FIRST && cd->pos != CRASH_POS_AFTER)
+            continue;
+        sim->pos = xrealloc(sim->pos, (sim->npos + 1) * sizeof *sim->pos);
+        int64_t h = -1;
+        int kind = 0;
+        if (cd->pos == CRASH_POS_AFTER) {
+            kind = fact_kind_parse(cd->pos_kind);
+            SIM_ASSERT(kind > 0 && fact_kind_durable((enum fact_kind)kind));
+            if (cd->pos_wf >= 0) {
+                uint32_t inst = sim->w.wf_first_inst[cd->pos_wf] + cd->pos_inst;
+                SIM_ASSERT(inst < sim->w.wf_first_inst[cd->pos_wf + 1]);
+                h = sim->w.inst_first_h[inst] + (uint32_t)cd->pos_h;
+            }
+        }
+        sim->pos[sim->npos++] = (struct pos_crash){.ci = c, .handler = h, .kind = (uint8_t)kind};
+    }
+    sim->watching = sim->npos > 0 || sim->o->probe != NULL;
+    if (sim->watching) {
+        sim->fx.watch = points_watch;
+        sim->fx.watch_ctx = sim;
+        sim->fx.tracing = 1;
+    }
+}
+
+int64_t sim__first_at(const struct sim *sim, int64_t t_us)
+{
+    for (size_t i = 0; i < sim->npos; i++) {
+        const struct crash_def *c = &sim->scn->crashes[sim->pos[i].ci];
+        if (!sim->pos[i].done && c->pos == CRASH_POS_FIRST && c->at_us > sim->now_us && c->at_us < t_us)
+            t_us = c->at_us;
+    }
+    return t_us;
+}
+
+void sim__point(struct sim *sim, int first)
+{
+    if (sim->stopped)
+        return;
+    sim->npoints++;
+    for (size_t i = 0; i < sim->npos; i++) {
+        struct pos_crash *pc = &sim->pos[i];
+        const struct crash_def *c = &sim->scn->crashes[pc->ci];
+        if (pc->done || c->at_us > sim->now_us)
+            continue;
+        /* A position that did not come at its instant never will. */
+        int fire = c->at_us == sim->now_us && (c->pos == CRASH_POS_FIRST ? first : pc->armed);
+        if (fire || c->at_us < sim->now_us)
+            pc->done = 1;
+        if (fire)
+            sim__crash(sim, pc->ci);
+    }
+    const struct sim_probe *pr = sim->o->probe;
+    if (pr && pr->point) {
+        struct sim_point p = {.t_us = sim->now_us, .index = sim->npoints, .first = first, .host_up = sim->host_up};
+        int ci = pr->point(pr->ctx, &p);
+        if (ci == SIM_PROBE_STOP)
+            sim__stop(sim, SIM_OK, "stopped by the probe");
+        if (ci >= 0) {
+            SIM_ASSERT((uint32_t)ci < sim->scn->ncrashes);
+            SIM_ASSERT(sim->scn->crashes[ci].pos == CRASH_POS_PROBE);
+            sim__crash(sim, (uint32_t)ci);
+        }
+    }
+}

@@ -79,9 +79,13 @@
  *     timer      checker_wakeups(1)          tag, arg
  *     tick       -                           ticker, 0
  *     trigger    -                           workflow, 0
- *     phase, horizon, stopped, note: trace only
+ *     phase, horizon, stopped, note, durable: trace only
  *     wakeups    checker_wakeups(n)          -
  *     (retired   checker_item_retire         -: memory, not a fact)
+ *
+ * A watcher (watch, set by the engine for crash-point exploration and
+ * positional crashes) sees every record as it is written, as if tracing;
+ * it must not record facts itself.
  *
  * A run start carries its script's wake request: the checker hears both
  * from fact_run_start, and the start record's wake_us shows it. */
@@ -102,7 +106,9 @@ struct facts {
     const char *label;
     struct sim_result *res;        /* keep: records go to res->trace */
     int keep;
-    int tracing;                   /* out || keep */
+    void (*watch)(void *ctx, const struct trace_rec *r); /* NULL: none */
+    void *watch_ctx;
+    int tracing;                   /* out || keep || watch */
 };
 
 /* Starts the layer of one simulation: a new checker for world w, the
@@ -147,6 +153,9 @@ void fact_trigger(struct facts *f, uint32_t workflow);
 void fact_horizon(struct facts *f);
 void fact_stop(struct facts *f, uint64_t cut_off);
 void fact_note(struct facts *f, int64_t handler, const char *fmt, va_list ap) __attribute__((format(printf, 3, 0)));
+/* A row of a durable job table was written (sim_jobs_init): its id and new
+ * status. */
+void fact_durable(struct facts *f, uint64_t row, uint8_t status);
 /* Not a fact: an item retired (no run can refer to it again), so that the
  * checker settles its account and forgets it.  Neither folded nor traced. */
 void fact_item_retired(struct facts *f, uint64_t item);
@@ -278,6 +287,17 @@ struct ticker {
     int64_t armed_us;              /* the tick it is armed for, SIM_NEVER none */
 };
 
+/* A crash definition placed by the facts of its instant (CRASH_POS_FIRST,
+ * CRASH_POS_AFTER): where it stands. */
+struct pos_crash {
+    uint32_t ci;                   /* its crash definition */
+    int64_t handler;               /* AFTER: the handler instance of its fact, -1 any */
+    uint8_t kind;                  /* AFTER: its fact's kind (enum fact_kind) */
+    uint32_t seen;                 /* AFTER: matching facts so far at its instant */
+    uint8_t armed;                 /* AFTER: the Nth was seen: crash at the next point */
+    uint8_t done;                  /* fired (or its instant passed) */
+};
+
 /* An alarm (sim_alarm): armed for at_us with its event ev pending, or
  * disarmed (at_us SIM_NEVER, ev 0).  An armed alarm's event may lie past
  * the end (then ev is 0: it would never be popped). */
@@ -346,6 +366,13 @@ struct sim {
     uint32_t *topo_h_inst;
     uint8_t *topo_h_kind;
     uint8_t **keyed;               /* [nwfs]: per topic, events carry keys; NULL until asked */
+
+    /* Crash points (sim_host.c): taken only when `watching` (a positional
+     * crash definition, or a probe); npoints counts them. */
+    int watching;
+    uint64_t npoints;
+    struct pos_crash *pos;         /* the positional crash definitions */
+    size_t npos;
 
     uint8_t *crash_down;           /* per crash def: its target is down */
     int64_t *crash_next;           /* random crashes: next up/down instant */
@@ -463,7 +490,15 @@ void sim__run_phase(struct sim *sim, uint32_t slot, uint64_t id);
  * outcome out. */
 void sim__interrupt_runs(struct sim *sim, int all, int any_worker, uint32_t worker, enum run_outcome out);
 
-/* sim_host.c.  The host (re)starts: restart = 0 at deploy time. */
+/* sim_host.c.  Crash points: sets up the positional crashes and the
+ * watcher (after facts_open); sim__point takes a point (first: before
+ * anything at now), firing a positional crash or the probe's there;
+ * sim__first_at is the earliest instant in (now, t] at which a `first`
+ * crash is still to come, else t. */
+void sim__points_setup(struct sim *sim);
+void sim__point(struct sim *sim, int first);
+int64_t sim__first_at(const struct sim *sim, int64_t t_us);
+/* The host (re)starts: restart = 0 at deploy time. */
 void sim__host_up(struct sim *sim, int restart);
 /* A graceful stop completes (grace over, or no run left). */
 void sim__stop_complete(struct sim *sim);

@@ -158,12 +158,28 @@ static const char run_plan_sql[] =
     ");\n"
     "CREATE INDEX run_plan_by_job ON run_plan(plan, job);\n";
 
+/* Added in version 4 (and to a version 2 or 3 file when it is opened for
+ * writing): the runs of `simrun crashpoints` (docs/crashpoints.md), which
+ * runs are crash points and where their crash fell. */
+static const char crash_points_sql[] =
+    "CREATE TABLE crash_points (\n"
+    "    run_id INTEGER PRIMARY KEY NOT NULL REFERENCES runs(run_id) ON DELETE CASCADE,\n"
+    "    baseline_run_id INTEGER REFERENCES runs(run_id) ON DELETE SET NULL,\n"
+    "    point INTEGER NOT NULL,\n"
+    "    at_us INTEGER NOT NULL,\n"
+    "    side TEXT NOT NULL,\n"
+    "    transition TEXT NOT NULL,\n"
+    "    handler TEXT NOT NULL,\n"
+    "    line TEXT NOT NULL,\n"
+    "    fail INTEGER NOT NULL\n"
+    ");\n";
+
 /* The statements a store keeps prepared.  S_BEGIN .. S_ROLLBACK frame a
  * run; the others insert into the table that stmt_what names (one row
  * each, S_HIST_BATCH excepted). */
 enum stmt_id {
     S_BEGIN, S_COMMIT, S_ROLLBACK,
-    S_RUN, S_TIMING, S_METRIC, S_HIST, S_HIST_BATCH, S_CRASH, S_EXPECT, S_TRACE, S_PLAN,
+    S_RUN, S_TIMING, S_METRIC, S_HIST, S_HIST_BATCH, S_CRASH, S_EXPECT, S_TRACE, S_CRASH_POINT, S_PLAN,
     S_COUNT
 };
 
@@ -204,6 +220,10 @@ static const char *const stmt_sql[S_COUNT] = {
                 " VALUES(:run_id, :seq, :t_us, :kind, :handler, :run, :reason, :taken, :due_us, :wake_us,"
                 " :resume, :phase, :outcome, :fail, :item, :key, :cause, :topic, :result, :ok, :target,"
                 " :target_index, :workflow, :tag, :arg, :ticker, :count, :note)",
+    [S_CRASH_POINT] = "INSERT INTO crash_points(run_id, baseline_run_id, point, at_us, side, transition, handler,"
+                      " line, fail)"
+                      " VALUES(:run_id, :baseline_run_id, :point, :at_us, :side, :transition, :handler,"
+                      " :line, :fail)",
     [S_PLAN] = "INSERT INTO run_plan(run_id, plan, job, sweep) VALUES(:run_id, :plan, :job, :sweep)",
 };
 
@@ -220,6 +240,7 @@ static const char *const stmt_what[S_COUNT] = {
     [S_CRASH] = "insert into crashes",
     [S_EXPECT] = "insert into expectations",
     [S_TRACE] = "insert into trace",
+    [S_CRASH_POINT] = "insert into crash_points",
     [S_PLAN] = "insert into run_plan",
 };
 
@@ -331,7 +352,8 @@ static int schema_tables(struct store *st, int *has_meta, int64_t *ntables, char
 }
 
 /* Reads meta.schema_version and compares it with ours; *upgrade is set
- * for a version 2 file, which setup_schema brings to version 3. */
+ * to the version of a version 2 or 3 file, which setup_schema brings to
+ * version 4. */
 static int check_version(struct store *st, int *upgrade, char *err, size_t n)
 {
     static const char what[] = "read its schema version";
@@ -350,7 +372,8 @@ static int check_version(struct store *st, int *upgrade, char *err, size_t n)
         const unsigned char *v = sqlite3_column_text(q, 0);
         char want[16];
         snprintf(want, sizeof want, "%d", STORE_SCHEMA_VERSION);
-        *upgrade = v && !strcmp((const char *)v, "2");
+        int old = v && (!strcmp((const char *)v, "2") || !strcmp((const char *)v, "3"));
+        *upgrade = old ? atoi((const char *)v) : 0;
         if (!v || (strcmp((const char *)v, want) != 0 && !*upgrade)) {
             /* Older files are not converted: version 1 kept the trace as
              * text, which cannot be turned into typed columns faithfully. */
@@ -383,8 +406,10 @@ static int setup_schema(struct store *st, char *err, size_t n)
         int upgrade = 0;
         if (check_version(st, &upgrade, err, n) != 0)
             goto rollback;
-        if (upgrade && (exec_sql(st, run_plan_sql, "add the run_plan table (schema version 3)", err, n) != 0 ||
-                        exec_sql(st, "UPDATE meta SET value = '3' WHERE key = 'schema_version'",
+        if (upgrade == 2 && exec_sql(st, run_plan_sql, "add the run_plan table (schema version 3)", err, n) != 0)
+            goto rollback;
+        if (upgrade && (exec_sql(st, crash_points_sql, "add the crash_points table (schema version 4)", err, n) != 0 ||
+                        exec_sql(st, "UPDATE meta SET value = '4' WHERE key = 'schema_version'",
                                  "record the schema version", err, n) != 0))
             goto rollback;
     } else if (ntables > 0) {
@@ -393,7 +418,8 @@ static int setup_schema(struct store *st, char *err, size_t n)
         goto rollback;
     } else {
         if (exec_sql(st, schema_sql, "create the schema", err, n) != 0 ||
-            exec_sql(st, run_plan_sql, "create the schema", err, n) != 0)
+            exec_sql(st, run_plan_sql, "create the schema", err, n) != 0 ||
+            exec_sql(st, crash_points_sql, "create the schema", err, n) != 0)
             goto rollback;
         char sql[96];
         snprintf(sql, sizeof sql, "INSERT INTO meta(key, value) VALUES('schema_version', '%d')",
@@ -917,6 +943,24 @@ static int write_trace(struct store *st, const struct sim_result *res, int64_t r
 }
 
 /* Everything between BEGIN and COMMIT. */
+static int write_crash_point(struct store *st, const struct store_crash_point *cp, int64_t id, char *err, size_t n)
+{
+    sqlite3_stmt *s = st->stmt[S_CRASH_POINT];
+    bind_i64(st, s, ":run_id", id);
+    if (cp->baseline_run_id > 0)
+        bind_i64(st, s, ":baseline_run_id", cp->baseline_run_id);
+    else
+        bind_null(st, s, ":baseline_run_id");
+    bind_i64(st, s, ":point", cp->point);
+    bind_i64(st, s, ":at_us", cp->at_us);
+    bind_text(st, s, ":side", cp->side);
+    bind_text(st, s, ":transition", cp->transition);
+    bind_text(st, s, ":handler", cp->handler);
+    bind_text(st, s, ":line", cp->line);
+    bind_i64(st, s, ":fail", cp->fail != 0);
+    return step(st, S_CRASH_POINT, err, n);
+}
+
 static int write_rows(struct store *st, const struct store_run *r, int64_t *run_id, char *err, size_t n)
 {
     const struct checker_result *ck = &r->res->ck;
@@ -936,6 +980,8 @@ static int write_rows(struct store *st, const struct store_run *r, int64_t *run_
     if (write_crashes(st, ck, id, err, n) != 0 || write_expects(st, r, id, tnames, err, n) != 0)
         goto out;
     if (r->with_trace && write_trace(st, r->res, id, err, n) != 0)
+        goto out;
+    if (r->crash_point && write_crash_point(st, r->crash_point, id, err, n) != 0)
         goto out;
     if (r->plan) {
         sqlite3_stmt *s = st->stmt[S_PLAN];

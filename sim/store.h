@@ -21,8 +21,10 @@
  * 3: table run_plan, where a run stands in the job list of the sweep that
  * made it (its parameter-study point, for merges and reports); a version 2
  * file is upgraded in place when opened for writing (the table is added,
- * nothing else changes). */
-#define STORE_SCHEMA_VERSION 3
+ * nothing else changes).
+ * 4: table crash_points marks the runs of `simrun crashpoints`; a version 2
+ * or 3 file is upgraded the same way (the tables it lacks are added). */
+#define STORE_SCHEMA_VERSION 4
 
 struct store;
 
@@ -31,6 +33,19 @@ struct expect_outcome {
     const struct expect_def *ex;
     double measured;
     int ok;
+};
+
+/* A run of `simrun crashpoints` (docs/crashpoints.md): the scenario with
+ * one crash line added, written beside the run in table crash_points. */
+struct store_crash_point {
+    int64_t baseline_run_id;       /* the run without the injected crash; 0 none */
+    uint32_t point;                /* its number in the exploration, from 1 */
+    int64_t at_us;
+    const char *side;              /* "before" or "after" the transition */
+    const char *transition;        /* "mutation", "end committed", ... */
+    const char *handler;           /* the transition's handler instance, "" none */
+    const char *line;              /* the crash line that reproduces it */
+    int fail;
 };
 
 struct store_run {
@@ -45,6 +60,7 @@ struct store_run {
     const struct expect_outcome *expects;
     uint32_t nexpects;
     int with_trace;                /* 1: write res->trace into the trace table */
+    const struct store_crash_point *crash_point; /* NULL: an ordinary run */
     /* Where the run stands in its sweep (a run_plan row); plan NULL: none. */
     const char *plan;              /* the sweep's identity: a hash of its whole job list, hex */
     int64_t job;                   /* its index in that list, from 0 */

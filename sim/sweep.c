@@ -571,3 +571,23 @@ int sweep_run(size_t njobs, const struct sweep_opts *o, sweep_job_fn job_at, swe
         return sweep_serial(njobs, o, job_at, sink, ctx);
     return sweep_parallel(njobs, o, job_at, sink, ctx, err, n);
 }
+
+/* --- results for other forked children ------------------------------------------------ */
+
+void sweep_result_encode(const struct sim_result *r, char **buf, size_t *len)
+{
+    struct buf b = {0};
+    struct sweep_out out = {.res = *r, .wall_us = 0};
+    encode(&out, NULL, 0, &b);
+    *buf = b.p;
+    *len = b.n;
+}
+
+void sweep_result_decode(const char *buf, size_t len, struct sim_result *out)
+{
+    struct sweep_out o = {0};
+    const char *text;
+    size_t ntext;
+    decode(buf, len, &o, &text, &ntext);
+    *out = o.res;
+}

@@ -80,4 +80,12 @@ typedef int (*sweep_sink_fn)(void *ctx, size_t i, struct sweep_out *out);
 int sweep_run(size_t njobs, const struct sweep_opts *o, sweep_job_fn job_at, sweep_sink_fn sink, void *ctx,
               char *err, size_t n);
 
+/* One result in the workers' wire format (without the job number, wall
+ * time 0, no text trace), for other code that runs simulations in forked
+ * children (sim/crashpoints.c).  *buf is malloc'd; the caller frees it. */
+void sweep_result_encode(const struct sim_result *r, char **buf, size_t *len);
+/* Rebuilds a result from sweep_result_encode's bytes (both ends the same
+ * program); free it with sim_result_free. */
+void sweep_result_decode(const char *buf, size_t len, struct sim_result *out);
+
 #endif

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "sim/jobs.h"
 #include "sim/util.h"
 #include "sim/world.h"
 
@@ -30,6 +31,7 @@ static const struct {
     [FACT_HORIZON] = {"horizon", 0},
     [FACT_STOP] = {"stopped", TF_COUNT},
     [FACT_NOTE] = {"note", TF_NOTE},
+    [FACT_DURABLE] = {"durable", TF_ARG | TF_TAG},
 };
 
 const char *fact_kind_name(enum fact_kind k)
@@ -43,6 +45,22 @@ int fact_kind_parse(const char *name)
         if (kinds[k].name && !strcmp(kinds[k].name, name))
             return k;
     return -1;
+}
+
+int fact_kind_durable(enum fact_kind k)
+{
+    switch (k) {
+    case FACT_RUN_START:
+    case FACT_PHASE:
+    case FACT_MUTATION:
+    case FACT_RUN_END:
+    case FACT_DELIVERY:
+    case FACT_DROP:
+    case FACT_DURABLE:
+        return 1;
+    default:
+        return 0;
+    }
 }
 
 unsigned trace_kind_fields(enum fact_kind k)
@@ -132,6 +150,8 @@ int trace_format_detail(const struct trace_rec *r, const struct world *w, char *
         return snprintf(buf, n, "%" PRIu64 " runs cut off", r->count);
     case FACT_NOTE:
         return snprintf(buf, n, "%.*s", (int)sizeof r->note, r->note);
+    case FACT_DURABLE:
+        return snprintf(buf, n, "row=%" PRIu64 " %s", r->arg, job_status_name((enum job_status)r->tag));
     case FACT_KIND_END:
         break;
     }

@@ -53,15 +53,22 @@ enum fact_kind {
     FACT_HORIZON = 52,             /* the horizon: the drain begins */
     FACT_STOP = 53,                /* a graceful stop completes */
     FACT_NOTE = 54,                /* a policy's note (sim_note) */
+    FACT_DURABLE = 55,             /* a row of a policy's durable job table is written (sim_jobs_init) */
     FACT_KIND_END
 };
 
 /* "publish", "drop", "orphan", "start", "end", "mutation", "deliver",
  * "crash", "restart", "timer", "tick", "trigger", "phase", "wakeups",
- * "horizon", "stopped", "note"; NULL for a number that is no kind. */
+ * "horizon", "stopped", "note", "durable"; NULL for a number that is no
+ * kind. */
 const char *fact_kind_name(enum fact_kind k);
 /* The kind with that name, or -1. */
 int fact_kind_parse(const char *name);
+/* 1 for the kinds that are durable transitions of the engine or the
+ * policy, the instants where crash-point exploration crashes the host
+ * (docs/crashpoints.md): start (items reserved), phase, mutation, end
+ * (commit or failure), deliver, drop and durable. */
+int fact_kind_durable(enum fact_kind k);
 
 #define TRACE_NOTE_MAX 88          /* a note's text, with its NUL */
 
@@ -76,14 +83,14 @@ struct trace_rec {
             int64_t wake_us;       /* start: its script's wake request, SIM_NEVER none */
             uint64_t item;         /* publish, drop: the item */
             uint64_t result;       /* deliver: the result id the policy chose */
-            uint64_t arg;          /* timer: its argument */
+            uint64_t arg;          /* timer: its argument; durable: the row's id */
             uint64_t count;        /* wakeups: the ticker's ticks; stopped: runs cut off */
             uint32_t taken;        /* start: items its script took */
             uint32_t key;          /* publish, orphan: the event's key */
             uint32_t topic;        /* orphan: the topic instance */
             uint32_t target_index; /* crash, restart: which worker (0-based) */
             uint32_t workflow;     /* trigger: the workflow template */
-            uint32_t tag;          /* timer: its tag */
+            uint32_t tag;          /* timer: its tag; durable: the row's new status (enum job_status) */
             uint32_t ticker;       /* tick, wakeups: the ticker */
             uint8_t reason;        /* start: enum run_reason */
             uint8_t resume;        /* start: 1 if it resumes an earlier run at emitting */

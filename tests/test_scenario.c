@@ -848,7 +848,7 @@ static int fake_metric(void *ctx, const char *name, struct scenario_metric *out,
 static void fake_case(const char *tail, int col, const char *msg)
 {
     struct fake_refs fr = {0};
-    const struct scenario_refs refs = {&fr, fake_policy, fake_param, fake_metric, NULL};
+    const struct scenario_refs refs = {&fr, fake_policy, fake_param, fake_metric, NULL, NULL};
     char text[512];
     snprintf(text, sizeof text, "%s%s", REFS_BODY, tail);
     struct scenario *s = NULL;

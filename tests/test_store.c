@@ -337,11 +337,11 @@ static struct fx *fx_new(uint16_t nwfs, const uint16_t *nh, unsigned samples)
     s->expects = xcalloc(3, sizeof *s->expects);
     static char *star[] = { "*", NULL };
     static char *wakeat[] = { "wakeat", NULL };
-    s->expects[0] = (struct expect_def){ star, fx_str(f, "lost"), -1, -1, OP_EQ, 0, fx_str(f, "expect * lost == 0"), 10, EXPECT_EACH, 0 };
+    s->expects[0] = (struct expect_def){ star, fx_str(f, "lost"), -1, -1, OP_EQ, 0, fx_str(f, "expect * lost == 0"), 10, EXPECT_EACH, 0, 0 };
     s->expects[1] = (struct expect_def){ wakeat, fx_str(f, "latency.p99"), 0, 1, OP_LT, 600e6,
-                                         fx_str(f, "expect wakeat latency.p99 for w0.h1 < 10m"), 11, EXPECT_EACH, 0 };
+                                         fx_str(f, "expect wakeat latency.p99 for w0.h1 < 10m"), 11, EXPECT_EACH, 0, 0 };
     s->expects[2] = (struct expect_def){ star, fx_str(f, "recovery_time"), -1, -1, OP_LE, 3600e6,
-                                         fx_str(f, "expect * recovery_time <= 1h"), 12, EXPECT_EACH, 0 };
+                                         fx_str(f, "expect * recovery_time <= 1h"), 12, EXPECT_EACH, 0, 0 };
     f->eo[0] = (struct expect_outcome){ &s->expects[0], 3, 0 };
     f->eo[1] = (struct expect_outcome){ &s->expects[1], 123456, 1 };
     f->eo[2] = (struct expect_outcome){ &s->expects[2], NAN, 0 };
@@ -1089,7 +1089,8 @@ static void test_upgrade_from_version_2(void **state)
     int64_t id = write_ok(st, &f->run);
     store_close(st);
     sqlite3 *db = db_open(t->path);
-    db_exec(db, "DROP TABLE run_plan; UPDATE meta SET value = '2' WHERE key = 'schema_version'");
+    db_exec(db, "DROP TABLE run_plan; DROP TABLE crash_points;"
+                " UPDATE meta SET value = '2' WHERE key = 'schema_version'");
     db_close(db);
     st = open_ok(t->path);
     f->run.plan = "1";
@@ -1098,9 +1099,34 @@ static void test_upgrade_from_version_2(void **state)
     db = db_open(t->path);
     char v[16];
     q_text(db, v, sizeof v, "SELECT value FROM meta WHERE key = 'schema_version'");
-    EXPECT_STR(v, "3", "upgraded");
+    EXPECT_STR(v, "4", "upgraded");
     EXPECT_I64(q_i64(db, "SELECT count(*) FROM runs WHERE run_id = %" PRId64, id), 1, "the old run is kept");
     EXPECT_I64(q_i64(db, "SELECT count(*) FROM run_plan"), 1, "the new run's plan");
+    EXPECT_I64(q_i64(db, "SELECT count(*) FROM crash_points"), 0, "crash_points added");
+    db_close(db);
+    fx_free(f);
+}
+
+/* A version 3 file (no crash_points) gets the table when written to. */
+static void test_upgrade_from_version_3(void **state)
+{
+    struct tmpdb *t = *state;
+    struct fx *f = fx_new(2, small_nh, 20);
+    struct store *st = open_ok(t->path);
+    write_ok(st, &f->run);
+    store_close(st);
+    sqlite3 *db = db_open(t->path);
+    db_exec(db, "DROP TABLE crash_points; UPDATE meta SET value = '3' WHERE key = 'schema_version'");
+    db_close(db);
+    st = open_ok(t->path);
+    write_ok(st, &f->run);
+    store_close(st);
+    db = db_open(t->path);
+    char v[16];
+    q_text(db, v, sizeof v, "SELECT value FROM meta WHERE key = 'schema_version'");
+    EXPECT_STR(v, "4", "upgraded");
+    EXPECT_I64(q_i64(db, "SELECT count(*) FROM runs"), 2, "both runs");
+    EXPECT_I64(q_i64(db, "SELECT count(*) FROM crash_points"), 0, "crash_points added");
     db_close(db);
     fx_free(f);
 }
@@ -1300,6 +1326,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_write_speed, tmpdb_setup, tmpdb_teardown),
         cmocka_unit_test_setup_teardown(test_run_plan_rows, tmpdb_setup, tmpdb_teardown),
         cmocka_unit_test_setup_teardown(test_upgrade_from_version_2, tmpdb_setup, tmpdb_teardown),
+        cmocka_unit_test_setup_teardown(test_upgrade_from_version_3, tmpdb_setup, tmpdb_teardown),
         cmocka_unit_test_setup_teardown(test_writer_in_order, tmpdb_setup, tmpdb_teardown),
         cmocka_unit_test_setup_teardown(test_writer_failure, tmpdb_setup, tmpdb_teardown),
         cmocka_unit_test_setup_teardown(test_run_keys, tmpdb_setup, tmpdb_teardown),
