@@ -30,6 +30,7 @@
  * O(live items + handlers + dues left + crash records). */
 #include "sim/checker_int.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -102,6 +103,9 @@ static void item_settle(struct checker *c, const struct ck_item *it)
     if (it->flags & IT_PROCESSED)
         return;
     struct metrics *m = &c->tm[ck_tmpl(c, it->consumer)];
+    /* Never processed: its latency is censored (+infinity, docs/metrics.md). */
+    hist_add_censored(&m->latency, 1);
+    hist_add_censored(&c->total.latency, 1);
     if (it->flags & IT_DROPPED) {
         m->dropped++;
         ck_lost_range(c, it->k_pub, it->drop_k, it->drop_crash);
@@ -506,6 +510,10 @@ static void dues_walk(struct checker *c, struct ck_prod *pr, int64_t upto, int64
             hist_add(&c->total.lateness, start_us - d);
             if (!first)
                 m->coalesced++;
+        } else {
+            /* Never served: censored at the end, it counts as +infinity. */
+            hist_add_censored(&m->lateness, 1);
+            hist_add_censored(&c->total.lateness, 1);
         }
         first = 0;
         pr->next_due = schedule_next(c->scn, sc, d, 0);
@@ -814,6 +822,13 @@ void checker_result_free(struct checker_result *r)
 
 /* ---- metric values ---------------------------------------------------------- */
 
+/* A percentile in us, or +INFINITY where it lands on censored samples. */
+static double quantile(const struct hist *h, double q)
+{
+    int64_t v = hist_quantile(h, q);
+    return v == HIST_CENSORED ? INFINITY : (double)v;
+}
+
 int metric_get(const struct checker_result *r, int tmpl, const char *name, double *out)
 {
     const struct metric_info *mi = metric_find(name);
@@ -847,14 +862,14 @@ int metric_get(const struct checker_result *r, int tmpl, const char *name, doubl
     case M_WAKEUPS: *out = (double)r->total.wakeups; break;
     case M_OVERLAPS: *out = (double)m->overlaps_us; break;
     case M_OVERLAP_RUNS: *out = (double)m->overlap_runs; break;
-    case M_LAT_P50: *out = (double)hist_quantile(&m->latency, 0.50); break;
-    case M_LAT_P90: *out = (double)hist_quantile(&m->latency, 0.90); break;
-    case M_LAT_P99: *out = (double)hist_quantile(&m->latency, 0.99); break;
-    case M_LAT_MAX: *out = (double)hist_quantile(&m->latency, 1.0); break;
+    case M_LAT_P50: *out = quantile(&m->latency, 0.50); break;
+    case M_LAT_P90: *out = quantile(&m->latency, 0.90); break;
+    case M_LAT_P99: *out = quantile(&m->latency, 0.99); break;
+    case M_LAT_MAX: *out = quantile(&m->latency, 1.0); break;
     case M_LAT_MEAN: *out = hist_mean(&m->latency); break;
-    case M_LATE_P50: *out = (double)hist_quantile(&m->lateness, 0.50); break;
-    case M_LATE_P99: *out = (double)hist_quantile(&m->lateness, 0.99); break;
-    case M_LATE_MAX: *out = (double)hist_quantile(&m->lateness, 1.0); break;
+    case M_LATE_P50: *out = quantile(&m->lateness, 0.50); break;
+    case M_LATE_P99: *out = quantile(&m->lateness, 0.99); break;
+    case M_LATE_MAX: *out = quantile(&m->lateness, 1.0); break;
     case M_LATE_MEAN: *out = hist_mean(&m->lateness); break;
     case M_CRASHES: *out = (double)r->crashes_total; break;
     case M_RECOVERY_OK: *out = r->recovery_ok ? 1.0 : 0.0; break;

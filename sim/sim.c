@@ -23,6 +23,7 @@
 
 #include "sim/arrival.h"
 #include "sim/evq.h"
+#include "sim/grammar.h"
 #include "sim/script.h"
 #include "sim/util.h"
 
@@ -212,6 +213,13 @@ void sim__tickers_stop_all(struct sim *sim)
 
 static void setup(struct sim *sim)
 {
+    if (grammar_needed(sim->scn, sim->ps->grammar)) {
+        /* The schedules as the system reads its configuration; the runner
+         * has reported the rejections and fallbacks already. */
+        sim->eff = xcalloc(1, sizeof *sim->eff);
+        grammar_apply(sim->scn, sim->ps->grammar, sim->eff, NULL, NULL);
+        sim->scn = sim->eff;
+    }
     const struct scenario *s = sim->scn;
     uint64_t seed = sim->o->seed;
     world_build(&sim->w, s);
@@ -280,6 +288,7 @@ static void setup(struct sim *sim)
     }
     for (uint32_t k = 0; k < s->ntriggers; k++)
         evq_push(sim->q, s->triggers[k].at_us, EV_TRIGGER, k, 0);
+    sim__changes_setup(sim);
     evq_push(sim->q, s->horizon_us, EV_HORIZON, 0, 0);
     evq_push(sim->q, sim->end_us, EV_END, 0, 0);
     sim->durable = sim_dalloc(sim, sim->ops->durable_size ? sim->ops->durable_size : 1);
@@ -326,15 +335,12 @@ static void dispatch(struct sim *sim, const struct evq_event *ev)
     case EV_RESTART:
         sim__restart(sim, ev->a);
         break;
-    case EV_TRIGGER: {
-        const struct trigger_def *t = &sim->scn->triggers[ev->a];
-        fact_trigger(&sim->fx, t->wf);
-        if (sim->accepting && sim->ops->on_trigger)
-            for (uint32_t in = 0; in < sim->w.ninst; in++)
-                if (sim->w.inst_wf[in] == t->wf)
-                    sim->ops->on_trigger(sim->pol, in, sim->now_us);
+    case EV_TRIGGER:
+        sim__trigger(sim, &sim->scn->triggers[ev->a]);
         break;
-    }
+    case EV_SCHED:
+        sim__sched_change(sim, ev->a, ev->b);
+        break;
     case EV_HORIZON:
         fact_horizon(&sim->fx);
         if (sim->accepting && sim->ops->on_horizon)
@@ -387,7 +393,12 @@ static void sim_free(struct sim *sim)
     free(sim->sc_ids);
     free(sim->sc_slots);
     free(sim->sc_take);
+    free(sim->fault_n);
     world_free(&sim->w);
+    if (sim->eff) {
+        grammar_release(sim->eff);
+        free(sim->eff);
+    }
     free(sim);
 }
 

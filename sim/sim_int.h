@@ -38,7 +38,7 @@
  *    those below its producer's cursor are published and may be dropped.
  *  - Facts: only the fact layer (fact_* in sim/sim_fact.c) tells the
  *    checker, folds the fingerprint and writes the trace; sim/api.c records
- *    none.
+ *    one, through it: the end of a run a policy cancels (sim_run_cancel).
  *  - Memory: everything reachable from it is freed at the end of sim_run;
  *    the policy's durable block and sim_dalloc arrays are in dallocs. */
 #ifndef SIM_SIM_INT_H
@@ -165,6 +165,7 @@ enum ev_kind {
     EV_END,
     EV_CUTOFF,        /* a: stop def whose grace ran out */
     EV_ALARM,         /* a: alarm; kind's high bits: epoch */
+    EV_SCHED,         /* a: workflow << 16 | handler template, b: its change */
 };
 #define EV_KIND(k) ((k) & 0xffu)
 #define EV_EPOCH(k) ((k) >> 8)
@@ -288,7 +289,8 @@ struct alarm {
 };
 
 struct sim {
-    const struct scenario *scn;
+    const struct scenario *scn;    /* the scenario as the policy's grammar reads it */
+    struct scenario *eff;          /* that reading, when it is a copy (sim/grammar.h); else NULL */
     struct world w;
     struct evq *q;
     struct facts fx;               /* the checker, the fingerprint, the trace */
@@ -348,6 +350,9 @@ struct sim {
     uint8_t *crash_down;           /* per crash def: its target is down */
     int64_t *crash_next;           /* random crashes: next up/down instant */
     struct rng *crash_rng;
+    /* Per handler: its runs counted for deterministic failures (sim_fault.c):
+     * [2h] those with work, [2h + 1] all; NULL until a rule needs them. */
+    uint32_t *fault_n;
 
     /* scratch for scripts */
     struct script_item *sc_items;
@@ -465,6 +470,18 @@ void sim__stop_complete(struct sim *sim);
 /* EV_CRASH and EV_RESTART of crash definition ci. */
 void sim__crash(struct sim *sim, uint32_t ci);
 void sim__restart(struct sim *sim, uint32_t ci);
+
+/* sim_fault.c.  The run's failure, drawn at its start (has_work 0: only
+ * rules marked `empty` apply), and its deadline, which cuts the phase
+ * durations d[] (prepare, mutate, emit) where it falls and fails it there. */
+void sim__draw_failure(struct sim *sim, struct run_rec *r, int has_work);
+void sim__apply_deadline(struct sim *sim, struct run_rec *r, int64_t d[3]);
+/* Pushes an EV_SCHED per schedule change; EV_SCHED's dispatch (a note,
+ * then on_schedule_change for each instance while the host accepts). */
+void sim__changes_setup(struct sim *sim);
+void sim__sched_change(struct sim *sim, uint32_t a, uint64_t b);
+/* EV_TRIGGER: the fact, then on_trigger_ex (or on_trigger) per instance. */
+void sim__trigger(struct sim *sim, const struct trigger_def *t);
 
 /* sim_mem.c.  The memory budget: what the engine, the checker, the event
  * queue, the policy's durable blocks and a kept trace hold, counted from

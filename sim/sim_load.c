@@ -178,7 +178,7 @@ int64_t sim_sched_next(const struct sim *sim, uint32_t handler, int64_t after_us
     const struct handler_def *hd = sim__hdef(sim, handler);
     if (hd->kind != H_PRODUCER)
         return SIM_NEVER;
-    return schedule_next(sim->scn, &hd->sched, after_us, inclusive);
+    return schedule_next_asof(sim->scn, &hd->sched, after_us, inclusive, sim->now_us, NULL);
 }
 
 /* --- sources ------------------------------------------------------------------ */

@@ -288,26 +288,6 @@ static void busy_guard(struct sim *sim, uint32_t handler, int has_work)
     }
 }
 
-/* The failure of a run with work, drawn from the handler's own fault
- * stream (delivery failures are drawn per attempt, in sim_deliver). */
-static void draw_failure(struct handler_state *hs, const struct handler_def *hd, struct run_rec *r)
-{
-    uint32_t u = (uint32_t)rng_below(&hs->fault, 1000000);
-    uint32_t acc = 0;
-    for (uint8_t k = 0; k < hd->nfails; k++) {
-        if (hd->fails[k].cls == FAIL_DELIVERY)
-            continue;
-        acc += hd->fails[k].ppm;
-        if (u < acc) {
-            r->fail = (uint8_t)hd->fails[k].cls;
-            r->fail_phase = (uint8_t)hd->fails[k].phase;
-            if (r->fail == FAIL_INDETERMINATE)
-                r->mut_if_fail = (uint8_t)rng_below(&hs->fault, 2);
-            return;
-        }
-    }
-}
-
 /* Draws the run's duration (and failure) and schedules its first phase
  * boundary: an empty run goes straight to emitting for its idle time; a
  * resumed run only emits; any other prepares, mutates and emits. */
@@ -317,16 +297,25 @@ static void schedule_phases(struct sim *sim, uint32_t slot, int has_work)
     struct handler_state *hs = &sim->hs[r->handler];
     const struct handler_def *hd = sim__hdef(sim, r->handler);
     if (!has_work) {
-        int64_t d = draw(&hs->dur, &hd->idle);
+        int64_t dd[3] = {0, 0, draw(&hs->dur, &hd->idle)};
+        sim__draw_failure(sim, r, 0);
+        sim__apply_deadline(sim, r, dd);
         r->phase = PHASE_EMITTING;
         r->t_mut_us = -1;
-        r->ev = evq_push(sim->q, sim->now_us + d, EV_PHASE, slot, r->id);
+        r->ev = evq_push(sim->q, sim->now_us + dd[2], EV_PHASE, slot, r->id);
         return;
     }
     int64_t d = draw(&hs->dur, &hd->runs);
-    int64_t prep = d * hd->split_pct[0] / 100, mut = d * hd->split_pct[1] / 100;
-    int64_t emit = d - prep - mut;
-    draw_failure(hs, hd, r);
+    int64_t dd[3] = {d * hd->split_pct[0] / 100, d * hd->split_pct[1] / 100, 0};
+    dd[2] = d - dd[0] - dd[1];
+    sim__draw_failure(sim, r, 1);
+    if (r->resume_of) {
+        dd[0] = dd[1] = 0;
+        if (r->fail && r->fail_phase < PHASE_EMITTING)
+            r->fail_phase = PHASE_EMITTING;
+    }
+    sim__apply_deadline(sim, r, dd);
+    int64_t prep = dd[0], mut = dd[1], emit = dd[2];
     if (r->resume_of) {
         r->phase = PHASE_EMITTING;
         r->t_mut_us = -1;
@@ -336,7 +325,7 @@ static void schedule_phases(struct sim *sim, uint32_t slot, int has_work)
         r->ev = evq_push(sim->q, r->end_us, EV_PHASE, slot, r->id);
     } else {
         r->t_mut_us = sim->now_us + prep + mut;
-        r->end_us = sim->now_us + d;
+        r->end_us = sim->now_us + prep + mut + emit;
         r->ev = evq_push(sim->q, sim->now_us + prep, EV_PHASE, slot, r->id);
     }
 }
@@ -520,6 +509,25 @@ void sim__run_phase(struct sim *sim, uint32_t slot, uint64_t id)
 failed:
     sim__run_finish(sim, slot, OUT_FAILED);
     run_ended(sim, slot);
+}
+
+/* What a run's end does, for a run the policy kills: its pending phase
+ * event goes, it leaves the active set, and the fact layer records its end
+ * as cut off (no on_run_end: the policy knows). */
+int sim_run_cancel(struct sim *sim, uint64_t run)
+{
+    SIM_ASSERT(run >= 1 && run <= sim->nruns);
+    uint32_t slot = idmap_get(&sim->run_map, run);
+    if (slot == IDMAP_NONE || !sim->runs[slot].active || !sim->accepting)
+        return 0;
+    sim__policy_event(sim);
+    struct run_rec *r = &sim->runs[slot];
+    if (r->ev)
+        evq_cancel(sim->q, r->ev);
+    r->ev = 0;
+    sim__run_finish(sim, slot, OUT_CUTOFF);
+    sim__run_unref(sim, slot);
+    return 1;
 }
 
 int sim_deliver(struct sim *sim, uint32_t handler, uint64_t id)

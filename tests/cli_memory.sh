@@ -47,7 +47,7 @@ done
 # included (docs/results.md, "Memory").
 printf 'horizon 60d\nworkflow w x 20\n  producer p every 10m runs 1s source s\n  consumer c subscribe s fifo runs 1s\nsource s poisson 6/h\ncrash host at 12h for 5m\n' \
     > "$tmp/fleet.scn"
-streaming=oracle,poll,wakeat,vistimeout,interval,heartbeat
+streaming=oracle,poll,wakeat,vistimeout,interval,heartbeat,systemd_timer
 "$SIMRUN" run "$tmp/fleet.scn" -p "$streaming" --max-memory 4M --format csv > "$tmp/out" 2> "$tmp/err"; rc=$?
 [ $rc -eq 0 ] || { cat "$tmp/err"; fail "a small fleet over 60 days exited $rc within 4 MiB"; }
 ! grep -q ',memory-limit,' "$tmp/out" || fail "a policy's memory grows with the horizon"
