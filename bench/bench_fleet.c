@@ -231,6 +231,8 @@ static void print_row(const struct policy_ops *ops, const struct shape *sh, cons
  * the wall-time ratio follows in parentheses. */
 static void print_targets(const struct policy_ops *ops, const struct row *rows, int nshapes)
 {
+    if (nshapes < 2)
+        return;                    /* the targets need the equal-work pair */
     printf("fleet %-11s targets:", ops->name);
     if (nshapes >= 2 && rows[0].ok && rows[1].ok)
         printf(" time ratio %.2f (<= 1.5: %s; wall %.2f);", rows[1].cpu_s / rows[0].cpu_s,
