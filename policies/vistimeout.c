@@ -53,6 +53,7 @@
  * consumers.  Volatile: the workers, the
  * server's up/down state, timers and tickers. */
 #include <stdlib.h>
+#include <string.h>
 
 #include "sim/backoff.h"
 #include "sim/jobs.h"
@@ -89,8 +90,10 @@ struct vt_durable {
     struct jobtab jobs;            /* workflow_runs: available_us = available_at */
     struct jobtab timed;           /* lease design: row i = job i's locked_until / wake_up_at / retry_at */
     struct jobtab pendq;           /* claim_order=pending_first: row i = job i while PENDING */
-    struct vt_row *rows;           /* [jobs.n] */
+    struct vt_row *rows;           /* row id is rows[id - rows_off], for ids below jobs.n */
     size_t rows_cap;
+    uint64_t rows_off;
+    uint64_t first;                /* rows below it are completed or failed, and forgotten */
     struct jobtab scheds;          /* one row per producer schedule: available_us = next fire */
     int64_t *next_fire;            /* [scheds.n] */
     int64_t *last_fired;           /* [scheds.n] cursor of the catch-up rule, -1 before the first */
@@ -209,8 +212,8 @@ static const struct param_def vt_params[] = {
 
 static struct vt_row *row_of(struct policy *p, uint64_t id)
 {
-    SIM_ASSERT(id < p->d->jobs.n);
-    return &p->d->rows[id];
+    SIM_ASSERT(id < p->d->jobs.n && id >= p->d->rows_off);
+    return &p->d->rows[id - p->d->rows_off];
 }
 
 static int row_active(const struct job *j)
@@ -254,13 +257,14 @@ static uint64_t job_new(struct policy *p, uint32_t h, int64_t due_us, uint64_t i
         uint64_t pid = jobs_add(&d->pendq, &j);
         SIM_ASSERT(pid == id);
     }
-    if (id >= d->rows_cap) {
+    if (id - d->rows_off >= d->rows_cap) {
         size_t cap = d->rows_cap ? d->rows_cap * 2 : 64;
         d->rows = sim_drealloc(p->sim, d->rows, cap * sizeof *d->rows);
         d->rows_cap = cap;
     }
     int64_t dl = p->job_deadline ? sim_deadline(p->sim, h) : SIM_NEVER;
-    d->rows[id] = (struct vt_row){.why = why, .deadline_us = dl == SIM_NEVER ? SIM_NEVER : now_us + dl};
+    d->rows[id - d->rows_off] =
+        (struct vt_row){.why = why, .deadline_us = dl == SIM_NEVER ? SIM_NEVER : now_us + dl};
     if (p->design == DESIGN_LEASE) {
         struct job t = {.handler = h, .status = JOB_COMPLETED, .available_us = SIM_NEVER, .item = id};
         uint64_t tid = jobs_add(&d->timed, &t);
@@ -524,6 +528,37 @@ static void notify_all(struct policy *p, int64_t now_us)
 
 /* --- row transitions ------------------------------------------------------------ */
 
+/* The tables forget the completed and failed rows at their front (the
+ * rows of every handler share one id sequence), so that memory follows the
+ * rows still in play, not every job ever added.  A forgotten row is done:
+ * nothing claims, extends or updates it again (job_done). */
+static void forget_done(struct policy *p)
+{
+    struct vt_durable *d = p->d;
+    while (d->first < d->jobs.n && !row_active(jobs_get(&d->jobs, d->first)))
+        d->first++;
+    jobs_forget_below(&d->jobs, d->first);
+    if (p->design == DESIGN_LEASE)
+        jobs_forget_below(&d->timed, d->first);
+    if (p->pending_first)
+        jobs_forget_below(&d->pendq, d->first);
+    uint64_t dead = d->first - d->rows_off, left = d->jobs.n - d->first;
+    if (dead < 64 || dead < left)
+        return;
+    memmove(d->rows, d->rows + dead, (size_t)left * sizeof *d->rows);
+    d->rows_off = d->first;
+    if (d->rows_cap > 128 && left * 4 < d->rows_cap) {
+        d->rows_cap /= 2;
+        d->rows = sim_drealloc(p->sim, d->rows, d->rows_cap * sizeof *d->rows);
+    }
+}
+
+/* Whether row id is completed or failed (forgotten or not). */
+static int job_done(struct policy *p, uint64_t id)
+{
+    return id < p->d->first || !row_active(jobs_get(&p->d->jobs, id));
+}
+
 /* A row is done: it lets go of the run records it held. */
 static void row_complete(struct policy *p, uint64_t id, enum job_status st)
 {
@@ -537,6 +572,7 @@ static void row_complete(struct policy *p, uint64_t id, enum job_status st)
         sim_run_release(p->sim, x->cached_run);
     j->run = 0;
     x->cached_run = 0;
+    forget_done(p);
 }
 
 static void row_sleep(struct policy *p, uint64_t id, int64_t wake_us)
@@ -785,10 +821,10 @@ static void vt_on_timer(struct policy *p, uint32_t tag, uint64_t arg, int64_t no
         wk->heartbeat = 0;
         if (wk->state != W_BUSY)
             break;
-        struct job *j = jobs_get(&p->d->jobs, wk->job);
         /* extend_worker_locks: rows this worker still holds (a re-claim by
          * another worker changed locked_by); the server must be up. */
-        if (!p->server_down && j->status == JOB_RUNNING && row_of(p, wk->job)->locked_by == k + 1) {
+        const struct job *j = !p->server_down && !job_done(p, wk->job) ? jobs_get(&p->d->jobs, wk->job) : NULL;
+        if (j && j->status == JOB_RUNNING && row_of(p, wk->job)->locked_by == k + 1) {
             if (p->design == DESIGN_LEASE)
                 set_timed(p, wk->job, JOB_RUNNING, now_us + p->lease_us);
             else
@@ -823,8 +859,8 @@ static void vt_on_run_end(struct policy *p, const struct run_result *r, int64_t 
     /* The row update of this run applies whoever holds the row now: the
      * seed's UPDATEs match the run id and status, not the worker. */
     uint64_t id = r->tag;
-    struct job *j = jobs_get(&p->d->jobs, id);
-    if (row_active(j)) {
+    if (!job_done(p, id)) {
+        struct job *j = jobs_get(&p->d->jobs, id);
         if (r->outcome == OUT_COMMITTED) {
             int waits = is_consumer(p, j->handler) && r->ntaken == 0 && r->wake_us != SIM_NEVER &&
                         sim_item(p->sim, j->item)->state == ITEM_PENDING;
