@@ -132,6 +132,16 @@ static uint64_t act_new(struct policy *p, uint32_t h, int64_t due, int64_t now_u
     return jobs_add(&p->d->acts, &j);
 }
 
+/* A row's status; a row leaving RUNNING lets its attempt's run record go
+ * (held while RUNNING, when its timeouts and crashes read it). */
+static void act_set(struct policy *p, uint64_t id, enum job_status st, int64_t at_us)
+{
+    const struct job *j = jobs_get(&p->d->acts, id);
+    if (j->status == JOB_RUNNING && st != JOB_RUNNING && j->run)
+        sim_run_release(p->sim, j->run);
+    jobs_update(&p->d->acts, id, st, at_us);
+}
+
 static void act_dispatch(struct policy *p, uint64_t id, int64_t now_us)
 {
     struct job *j = jobs_get(&p->d->acts, id);
@@ -145,6 +155,8 @@ static void act_dispatch(struct policy *p, uint64_t id, int64_t now_us)
     uint64_t run = sim_run_start(p->sim, &rq);
     j = jobs_get(&p->d->acts, id);
     j->run = run;
+    if (run)
+        sim_run_hold(p->sim, run);
     j->attempts++;
     jobs_update(&p->d->acts, id, JOB_RUNNING, p->stc_us ? now_us + p->stc_us : SIM_NEVER);
     p->busy++;
@@ -158,7 +170,7 @@ static void process_buffer(struct policy *p, uint32_t h, int64_t now_us);
 static void workflow_closed(struct policy *p, uint64_t id, enum job_status st, int64_t now_us)
 {
     uint32_t h = jobs_get(&p->d->acts, id)->handler;
-    jobs_update(&p->d->acts, id, st, SIM_NEVER);
+    act_set(p, id, st, SIM_NEVER);
     struct tp_sched *s = &p->d->s[h];
     if (s->open == id)
         s->open = NONE;
@@ -174,7 +186,7 @@ static void attempt_failed(struct policy *p, uint64_t id, int64_t now_us)
         workflow_closed(p, id, JOB_FAILED, now_us);
         return;
     }
-    jobs_update(&p->d->acts, id, JOB_PENDING, now_us + backoff_delay(&p->retry, j->attempts));
+    act_set(p, id, JOB_PENDING, now_us + backoff_delay(&p->retry, j->attempts));
 }
 
 /* The service's side: timeouts of RUNNING attempts and dispatch of due
@@ -251,7 +263,7 @@ static void close_other(struct policy *p, uint32_t h, int64_t now_us)
         if (ri.active && sim_run_cancel(p->sim, j->run))
             p->busy--;
     }
-    jobs_update(&p->d->acts, s->open, JOB_FAILED, SIM_NEVER);
+    act_set(p, s->open, JOB_FAILED, SIM_NEVER);
     s->open = NONE;
 }
 
