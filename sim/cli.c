@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "sim/cli.h"
+#include "sim/syntax.h"
 #include "sim/util.h"
 
 const char *const cli_prog = "simrun";
@@ -21,8 +22,12 @@ const struct cli_command *const cli_commands[] = {
 
 int cli_usage_error(const char *fmt, const char *arg)
 {
+    /* The user's word, escaped and cut as any quoted text; a message that
+     * is already composed ("%s") is printed as it is. */
+    char e[SCN_QUOTE_MAX];
+    scn_escape(e, sizeof e, arg ? arg : "");
     fprintf(stderr, "%s: error: ", cli_prog);
-    fprintf(stderr, fmt, arg);
+    fprintf(stderr, fmt, strcmp(fmt, "%s") ? e : arg);
     fprintf(stderr, "\n(see '%s --help')\n", cli_prog);
     return 2;
 }

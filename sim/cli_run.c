@@ -20,6 +20,7 @@
 #include "sim/sim.h"
 #include "sim/store.h"
 #include "sim/sweep.h"
+#include "sim/syntax.h"
 #include "sim/util.h"
 
 /* --- options -------------------------------------------------------------------------------- */
@@ -103,7 +104,10 @@ static int check_sets(const struct cli_opts *o, struct scenario **scn)
                     base = scn[k]->variants[v].base;
         char msg[512];
         if (policy_check_param(base, cs->key, cs->value, msg, sizeof msg) != 0) {
-            fprintf(stderr, "%s: error: --set %s.%s=%s: %s\n", cli_prog, cs->policy, cs->key, cs->value, msg);
+            char raw[sizeof cs->policy + sizeof cs->key + sizeof cs->value + 2], e[SCN_QUOTE_MAX];
+            snprintf(raw, sizeof raw, "%s.%s=%s", cs->policy, cs->key, cs->value);
+            scn_escape(e, sizeof e, raw);
+            fprintf(stderr, "%s: error: --set %s: %s\n", cli_prog, e, msg);
             return 2;
         }
     }

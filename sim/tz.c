@@ -25,6 +25,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "sim/syntax.h"
 #include "sim/util.h"
 
 #define TZ_DIR_DEFAULT "/usr/share/zoneinfo"
@@ -78,6 +79,13 @@ static int errf(char *err, size_t errlen, const char *fmt, ...)
         va_end(ap);
     }
     return -1;
+}
+
+/* s escaped into q (SCN_QUOTE_MAX bytes) for quoting in a message. */
+static const char *esc(char *q, const char *s)
+{
+    scn_escape(q, SCN_QUOTE_MAX, s);
+    return q;
 }
 
 /* ---- civil dates ---- */
@@ -742,7 +750,8 @@ int cal_zone_get(const char *name, const struct cal_zone **out, char *err, size_
         if (strlen(name) > CAL_ZONE_NAME_MAX)
             return errf(err, errlen, "time zone name too long (%zu characters, limit %d)", strlen(name),
                         CAL_ZONE_NAME_MAX);
-        return errf(err, errlen, "invalid time zone name '%s'", name);
+        char q[SCN_QUOTE_MAX];
+        return errf(err, errlen, "invalid time zone name '%s'", esc(q, name));
     }
     for (size_t i = 0; i < tz_ncache; i++) {
         if (strcmp(tz_cache[i]->name, name) == 0) {
@@ -855,6 +864,7 @@ static int digits(const char **pp, int n, int *out)
 
 int cal_parse_instant(const char *s, int64_t *utc_s, char *err, size_t errlen)
 {
+    char q[SCN_QUOTE_MAX];
     static const char expect[] = "expected YYYY-MM-DD, YYYY-MM-DDTHH:MM:SSZ or YYYY-MM-DDTHH:MM:SS+HH:MM";
     size_t len = strlen(s);
     if (len > TZ_INSTANT_MAX)
@@ -862,22 +872,22 @@ int cal_parse_instant(const char *s, int64_t *utc_s, char *err, size_t errlen)
     const char *p = s;
     int y, mo, d, h = 0, mi = 0, se = 0, oh = 0, om = 0, sign = 1;
     if (digits(&p, 4, &y) || *p++ != '-' || digits(&p, 2, &mo) || *p++ != '-' || digits(&p, 2, &d))
-        return errf(err, errlen, "invalid instant '%s': %s", s, expect);
+        return errf(err, errlen, "invalid instant '%s': %s", esc(q, s), expect);
     if (*p) {
         if (*p++ != 'T' || digits(&p, 2, &h) || *p++ != ':' || digits(&p, 2, &mi) || *p++ != ':' ||
             digits(&p, 2, &se))
-            return errf(err, errlen, "invalid instant '%s': %s", s, expect);
+            return errf(err, errlen, "invalid instant '%s': %s", esc(q, s), expect);
         if (*p == 'Z') {
             p++;
         } else if (*p == '+' || *p == '-') {
             sign = *p++ == '-' ? -1 : 1;
             if (digits(&p, 2, &oh) || *p++ != ':' || digits(&p, 2, &om))
-                return errf(err, errlen, "invalid instant '%s': %s", s, expect);
+                return errf(err, errlen, "invalid instant '%s': %s", esc(q, s), expect);
         } else {
-            return errf(err, errlen, "invalid instant '%s': missing 'Z' or UTC offset (%s)", s, expect);
+            return errf(err, errlen, "invalid instant '%s': missing 'Z' or UTC offset (%s)", esc(q, s), expect);
         }
         if (*p)
-            return errf(err, errlen, "invalid instant '%s': %s", s, expect);
+            return errf(err, errlen, "invalid instant '%s': %s", esc(q, s), expect);
     }
     if (y < CAL_YEAR_MIN)
         return errf(err, errlen, "year '%.4s' out of range 0001-9999 in '%s'", s, s);
