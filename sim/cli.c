@@ -174,7 +174,8 @@ void cli_print_main_help(FILE *f)
     }
     fprintf(f, "\n"
                "'%s COMMAND --help' explains each command.\n"
-               "exit status: 0 success, 1 a check or a diff failed, 2 bad usage or input, 3 internal error\n"
+               "exit status: 0 success, 1 a check or a diff failed, 2 bad usage or input, 3 internal error,\n"
+               "4 cannot write results; '-' as a scenario reads it from standard input\n"
                "documentation: README.md, docs/cli.md, docs/scenario-format.md, docs/policies.md,\n"
                "docs/results.md, docs/reports.md\n",
             cli_prog);

@@ -18,7 +18,8 @@
  * Spelling: "-p VALUE" and "--policies VALUE" (the value is the next word);
  * options and arguments may come in any order; "-" alone is an argument.
  * -h and --help anywhere print the command's help.  Exit codes: 0 success,
- * 1 a check or a diff failed, 2 bad usage or bad input, 3 internal error. */
+ * 1 a check or a diff failed, 2 bad usage or bad input, 3 internal error,
+ * 4 cannot write results (CLI_EXIT_WRITE). */
 #ifndef SIM_CLI_H
 #define SIM_CLI_H
 
@@ -36,6 +37,15 @@
 #define CLI_MAX_LABELS 64
 
 extern const char *const cli_prog; /* "simrun", the first word of every message */
+
+/* The exit status when results cannot be written: the database is
+ * read-only, locked by another process past the wait, on a full disk or
+ * over a file-size limit, or a --trace or --junit file fails.  Runs
+ * written before the fault stay, each whole. */
+#define CLI_EXIT_WRITE 4
+/* Prints "simrun: error: cannot write results: " and why; returns
+ * CLI_EXIT_WRITE. */
+int cli_write_error(const char *why);
 
 /* --- option tables --------------------------------------------------------------------------- */
 
@@ -139,13 +149,18 @@ int cli_opt_set(void *opts, const char *arg);
 int cli_parse_u64(const char *s, uint64_t *out);
 
 /* Parses one scenario file (scenario_parse); 0, or -1 with d.  The one
- * place the command line parses a scenario. */
+ * place the command line parses a scenario.  "-" is standard input, read
+ * once (at most CLI_STDIN_MAX bytes), whose messages and tables name it
+ * CLI_STDIN_PATH; its trace files are relative to the current folder. */
+#define CLI_STDIN_PATH "<stdin>"
+#define CLI_STDIN_MAX ((size_t)64 << 20)
 int cli_load_scenario(const char *path, struct scenario **out, struct diag *d);
 /* Parses every scenario of o; on the first error prints it, frees the
  * others and returns 2. */
 int cli_load_all(const struct cli_opts *o, struct scenario **scn);
 void cli_free_all(struct scenario **scn, int n);
-/* Opens the results database when db is not NULL; 0, or 2 after printing why. */
+/* Opens the results database when db is not NULL; 0, or after printing
+ * why 2 (not a results database of this version) or CLI_EXIT_WRITE. */
 int cli_open_store(const char *db, struct store **st);
 
 /* A policy (or variant) with its resolved parameters. */

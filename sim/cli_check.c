@@ -149,10 +149,8 @@ static int check_target(struct check_ctx *cx, const struct scenario *s, const ch
         struct store_run sr = {.scn = s, .policy = t.label, .base_policy = t.ops->name, .params = t.params_text,
                                .seed = seed, .version = SIMRUN_VERSION, .res = &res, .wall_us = 0, .expects = eo,
                                .nexpects = neo};
-        if (store_write_run(cx->st, &sr, &id, err, sizeof err) != 0) {
-            fprintf(stderr, "%s: error: %s\n", cli_prog, err);
-            rc = 3;
-        }
+        if (store_write_run(cx->st, &sr, &id, err, sizeof err) != 0)
+            rc = cli_write_error(err);
     }
     free(eo);
     sim_result_free(&res);

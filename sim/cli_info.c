@@ -31,7 +31,7 @@ static int cmd_validate(int argc, char **argv)
             bad = 1;
             continue;
         }
-        printf("%s: ok (%u workflows, %" PRIu64 " handler instances, %u expect lines)\n", o.paths[i], s->nwfs,
+        printf("%s: ok (%u workflows, %" PRIu64 " handler instances, %u expect lines)\n", s->path, s->nwfs,
                s->nhandler_instances, s->nexpects);
         scenario_free(s);
     }

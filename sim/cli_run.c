@@ -313,8 +313,9 @@ static int run_sink(void *ctx, size_t j, struct sweep_out *out)
         int64_t id;
         char err[512];
         if (store_write_run(rx->st, &sr, &id, err, sizeof err) != 0) {
-            fprintf(stderr, "%s: error: %s\n", cli_prog, err);
-            return 3;
+            if (rx->progress)
+                fprintf(stderr, "\r\033[K");
+            return cli_write_error(err);
         }
     }
     if (rx->json) {
@@ -447,6 +448,11 @@ static int cmd_run(int argc, char **argv)
     }
     rc = run_sweep(&o, scn, targets, ntarg, st, trace);
 out:
+    if (trace && (fflush(trace) != 0 || ferror(trace)) && rc == 0) {
+        char why[600];
+        snprintf(why, sizeof why, "trace '%s': %s", o.trace, strerror(errno ? errno : EIO));
+        rc = cli_write_error(why);
+    }
     if (trace && trace != stdout)
         fclose(trace);
     store_close(st);
