@@ -10,12 +10,15 @@
  * uncommitted at once (its per-producer progress is durable), so it loses
  * nothing.
  *
- * A run that a crash interrupted after its mutation took effect is resumed
- * at emitting (the engine's resume_of), so the ideal never applies a
- * mutation twice.
+ * A run that a crash interrupted, or a graceful stop cut off, after its
+ * mutation took effect is resumed at emitting (the engine's resume_of), so
+ * a crash never makes the ideal apply a mutation twice; a restart looks at
+ * every run since the previous restart, since a producer's runs may
+ * overlap.
  *
  * Durable: per producer, the last nominal due whose run committed; per
- * handler, its latest run.  Volatile: one pending timer per handler. */
+ * handler, its latest run; the last run a restart looked at.  Volatile:
+ * one pending timer per handler. */
 #include <stdlib.h>
 
 #include "sim/policy_api.h"
@@ -27,6 +30,7 @@ struct oracle_durable {
     int64_t *committed_due;        /* [nh] last committed due, -1 none */
     int64_t *next_due;             /* [nh] next due to serve */
     uint64_t *last_run;            /* [nh] latest run id, 0 none */
+    uint64_t scanned;              /* runs up to this id were looked at by a restart */
 };
 
 struct policy {
@@ -64,24 +68,30 @@ static void producer_fire(struct policy *p, uint32_t h, int64_t due_us, enum run
     p->d->last_run[h] = sim_run_start(p->sim, &rq);
 }
 
-/* After a restart: resumes h's run if a crash cut it after its mutation.
- * Returns 1 if it started one. */
-static int resume_cut_run(struct policy *p, uint32_t h)
+/* After a restart: resumes every run that the crash (or a graceful
+ * stop's cut-off) ended after its mutation took effect, since the last
+ * restart — several of one producer when its runs overlapped; resumed[h]
+ * is set for the handlers that resumed one. */
+static void resume_cut_runs(struct policy *p, uint8_t *resumed)
 {
-    uint64_t last = p->d->last_run[h];
-    if (!last)
-        return 0;
-    struct sim_run_info ri;
-    sim_run_get(p->sim, last, &ri);
-    if (ri.active || ri.outcome != OUT_CRASHED || !ri.mutation_applied)
-        return 0;
-    struct run_req rq = RUN_REQ_INIT;
-    rq.handler = h;
-    rq.reason = REASON_RECOVER;
-    rq.resume_of = last;
-    rq.due_us = ri.due_us;
-    p->d->last_run[h] = sim_run_start(p->sim, &rq);
-    return 1;
+    uint64_t newest = 0;
+    for (uint32_t h = 0; h < p->t->nh; h++)
+        newest = p->d->last_run[h] > newest ? p->d->last_run[h] : newest;
+    uint64_t from = p->d->scanned + 1;
+    p->d->scanned = newest;
+    for (uint64_t run = from; run <= newest; run++) {
+        struct sim_run_info ri;
+        sim_run_get(p->sim, run, &ri);
+        if (ri.active || (ri.outcome != OUT_CRASHED && ri.outcome != OUT_CUTOFF) || !ri.mutation_applied)
+            continue;
+        struct run_req rq = RUN_REQ_INIT;
+        rq.handler = ri.handler;
+        rq.reason = REASON_RECOVER;
+        rq.resume_of = run;
+        rq.due_us = ri.due_us;
+        p->d->last_run[ri.handler] = sim_run_start(p->sim, &rq);
+        resumed[ri.handler] = 1;
+    }
 }
 
 static void producer_arm(struct policy *p, uint32_t h, int64_t now_us)
@@ -120,8 +130,11 @@ static void oracle_destroy(struct policy *p)
 
 static void oracle_start(struct policy *p, int restart, int64_t now_us)
 {
+    uint8_t *resumed_h = xcalloc(p->t->nh ? p->t->nh : 1, 1);
+    if (restart)
+        resume_cut_runs(p, resumed_h);
     for (uint32_t h = 0; h < p->t->nh; h++) {
-        int resumed = restart && resume_cut_run(p, h);
+        int resumed = resumed_h[h];
         if (p->t->h_kind[h] == H_CONSUMER) {
             if (!resumed)
                 consumer_eval(p, h, now_us);
@@ -140,6 +153,7 @@ static void oracle_start(struct policy *p, int restart, int64_t now_us)
         }
         producer_arm(p, h, now_us);
     }
+    free(resumed_h);
 }
 
 static void oracle_on_publish(struct policy *p, uint32_t h, uint64_t item, int64_t now_us)
