@@ -17,7 +17,9 @@ const char *const cli_prog = "simrun";
 
 const struct cli_command *const cli_commands[] = {
     &cli_cmd_run, &cli_cmd_check, &cli_cmd_report, &cli_cmd_diff, &cli_cmd_validate, &cli_cmd_policies,
-    &cli_cmd_version, NULL,
+    &cli_cmd_version,
+    &cli_cmd_shrink, &cli_cmd_swarm,
+    NULL,
 };
 
 int cli_usage_error(const char *fmt, const char *arg)

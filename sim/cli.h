@@ -14,6 +14,9 @@
  *     sim/cli_check.c   simrun check
  *     sim/cli_db.c      simrun report and simrun diff (results databases)
  *     sim/cli_info.c    simrun validate, policies and version
+ *     sim/cli_probe.c   one simulation in a child process, for shrink and swarm
+ *     sim/cli_shrink.c  simrun shrink
+ *     sim/cli_swarm.c   simrun swarm
  *
  * Spelling: "-p VALUE" and "--policies VALUE" (the value is the next word);
  * options and arguments may come in any order; "-" alone is an argument.
@@ -97,6 +100,7 @@ extern const struct cli_command *const cli_commands[];
 
 extern const struct cli_command cli_cmd_run, cli_cmd_check, cli_cmd_report, cli_cmd_diff, cli_cmd_validate,
     cli_cmd_policies, cli_cmd_version;
+extern const struct cli_command cli_cmd_shrink, cli_cmd_swarm;
 
 /* Runs simrun with argv as main received it; returns the exit status. */
 int cli_main(int argc, char **argv);
@@ -179,5 +183,71 @@ int cli_resolve_target(const struct scenario *s, const char *label, const struct
                        struct cli_target *t, char *msg, size_t mn);
 /* Every label of a scenario: the registered policies, then its variants. */
 int cli_all_labels(const struct scenario *s, const char **out, int max);
+
+/* --- one simulation in a child process (cli_probe.c), for shrink and swarm ------------------------- */
+
+#define CLI_PROBE_METRICS 64
+#define CLI_PROBE_EXPECTS 128
+
+/* What became of one simulation.  crashed: it did not complete — the
+ * process ended with exit_status (3: an internal error; a sanitizer's
+ * status) or by signal, and crash_msg says why with its varying numbers
+ * blanked (two runs of one failure give one text); the rest is then 0.
+ * Otherwise the sim_result in brief. */
+struct cli_probe {
+    int crashed, exit_status, signal;
+    char crash_msg[256];
+    int status;                    /* enum sim_status */
+    char status_msg[256];
+    uint64_t fingerprint, events;
+    double metric[CLI_PROBE_METRICS]; /* whole scenario, in metric_table order */
+    uint32_t ncrashes, crash_unrestarted;
+    uint64_t crash_lost, crash_double_effects, crash_stuck; /* summed over crash records */
+    uint32_t nexpects;             /* the first CLI_PROBE_EXPECTS expect lines, in file order */
+    struct {
+        uint8_t applies, ok;       /* it names the target; it holds */
+        double measured;
+    } expect[CLI_PROBE_EXPECTS];
+};
+
+/* Simulates s under t with seed in a forked child (max_events 0: the
+ * default; timeout_s > 0: a wall-clock limit, reported as a crash).
+ * 0 with *out, or -1 with msg when no child could be started. */
+int cli_probe(const struct scenario *s, const struct cli_target *t, uint64_t seed, uint64_t max_events, int timeout_s,
+              struct cli_probe *out, char *msg, size_t mn);
+/* Whether an expect line names the label (or '*'). */
+int cli_expect_applies(const struct expect_def *e, const char *label);
+
+/* --- a failure to keep while shrinking (cli_shrink.c) --------------------------------------------- */
+
+enum cli_failure_kind { CLI_FAIL_CRASH, CLI_FAIL_LIVELOCK, CLI_FAIL_EXPECT };
+const char *cli_failure_kind_name(enum cli_failure_kind k);
+
+/* A failure of one policy label at one seed: the process ends with reason
+ * (crash), a livelock with that message (its digits removed), or the expect
+ * line whose text (shrink_norm form) is expect fails with the run status
+ * status. */
+struct cli_failure {
+    enum cli_failure_kind kind;
+    char label[SCN_MAX_NAME + 8];
+    uint64_t seed;
+    const char *path;              /* candidates are parsed as if they were this file */
+    uint64_t max_events;           /* 0: the engine's default */
+    int timeout_s;
+    int status;                    /* enum sim_status of the failing run */
+    uint64_t events;               /* events of the failing run */
+    char expect[4200];
+    double measured;
+    char reason[256];
+    char status_msg[256];
+    uint64_t unparsed;             /* candidates the parser (or the label) refused */
+};
+
+/* A shrink_test_fn (sim/shrink.h) for a struct cli_failure: parses the
+ * candidate and simulates it in a child under the failure's label and
+ * seed; 1 if it fails the same way. */
+int cli_failure_test(void *ctx, const char *text, size_t len);
+/* "under poll, seed 7: 'expect poll lost == 0' fails (measured 3)". */
+void cli_failure_describe(const struct cli_failure *f, char *b, size_t n);
 
 #endif
