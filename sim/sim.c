@@ -103,11 +103,11 @@ static void stop(struct sim *sim, enum sim_status st, const char *msg)
 
 void policy_event(struct sim *sim)
 {
-    if (++sim->same_instant > SIM_LIVELOCK_INSTANT) {
+    if (++sim->same_instant > sim->timer_limit) {
         char t[48], m[200];
         sim_fmt_dur(sim->now_us, t, sizeof t);
-        snprintf(m, sizeof m, "livelock: more than %d policy events at %s without time advancing",
-                 SIM_LIVELOCK_INSTANT, t);
+        snprintf(m, sizeof m, "livelock: more than %" PRIu64 " timers at %s with no run started and no item "
+                 "published", sim->timer_limit, t);
         stop(sim, SIM_LIVELOCK, m);
     }
 }
@@ -238,6 +238,20 @@ int64_t sim_pending_oldest(const struct sim *sim, uint32_t consumer)
     return SIM_NEVER;
 }
 
+uint32_t sim_pending_items(const struct sim *sim, uint32_t consumer, uint64_t *out, uint32_t max)
+{
+    const struct handler_state *hs = &sim->hs[consumer];
+    uint32_t n = 0;
+    for (uint32_t i = hs->pend_head; i < hs->pend_n; i++) {
+        if (sim->items[hs->pend[i]].state != ITEM_PENDING)
+            continue;
+        if (n < max)
+            out[n] = hs->pend[i];
+        n++;
+    }
+    return n;
+}
+
 uint64_t sim_orphan_pending(const struct sim *sim, uint32_t inst) { return sim->orphans[inst]; }
 
 static void item_gone(struct sim *sim, uint64_t item, uint8_t state)
@@ -291,6 +305,8 @@ static void publish(struct sim *sim, uint32_t t, int64_t origin_us, uint32_t key
         hs->pend[hs->pend_n++] = id;
         hs->npending++;
         hs->streak = 0;
+        hs->inst_runs = 0;
+        sim->same_instant = 0;
         fact_publish(&sim->fx, id, c, origin_us, key);
         if (sim->accepting) {
             sim->ops->on_publish(sim->pol, c, id, sim->now_us);
@@ -407,6 +423,26 @@ static void active_del(struct sim *sim, uint64_t run)
     sim->runs[last].aslot = i;
 }
 
+/* The livelock rule per handler: a run of h starts now; more than
+ * SIM_LIVELOCK_RUNS at one instant with no progress in between (a new item
+ * for h, a run of h that committed having taken one) stop the run. */
+static void livelock_per_handler(struct sim *sim, uint32_t h)
+{
+    struct handler_state *hs = &sim->hs[h];
+    if (hs->inst_us != sim->now_us) {
+        hs->inst_us = sim->now_us;
+        hs->inst_runs = 0;
+    }
+    if (++hs->inst_runs <= SIM_LIVELOCK_RUNS)
+        return;
+    char m[sizeof sim->res->status_msg], nm[132], t[48];
+    world_tmpl_name(&sim->w, sim->w.h[h].tmpl, nm, sizeof nm);
+    sim_fmt_dur(sim->now_us, t, sizeof t);
+    snprintf(m, sizeof m, "livelock: handler %.132s started more than %d runs at %.40s with no progress in between",
+             nm, SIM_LIVELOCK_RUNS, t);
+    stop(sim, SIM_LIVELOCK, m);
+}
+
 uint64_t sim_run_start(struct sim *sim, const struct run_req *rq)
 {
     SIM_ASSERT(sim->host_up);
@@ -420,7 +456,7 @@ uint64_t sim_run_start(struct sim *sim, const struct run_req *rq)
         stop(sim, SIM_EVENT_LIMIT, m);
         return 0; /* the main loop stops before the next event */
     }
-    policy_event(sim);
+    sim->same_instant = 0;
     const struct handler_def *hd = world_hdef(&sim->w, rq->handler);
     struct handler_state *hs = &sim->hs[rq->handler];
     sim->runs = xgrow(sim->runs, sizeof *sim->runs, &sim->runs_cap, sim->nruns + 2);
@@ -473,7 +509,8 @@ uint64_t sim_run_start(struct sim *sim, const struct run_req *rq)
 
     fact_run_start(&sim->fx, &(struct fact_start){.run = id, .handler = rq->handler, .reason = rq->reason,
                                                   .due_us = r->due_us, .wake_us = r->wake_us,
-                                                  .resume_of = rq->resume_of, .taken = sim->taken + r->taken_off,
+                                                  .resume_of = rq->resume_of,
+                                                  .taken = r->ntaken ? sim->taken + r->taken_off : NULL,
                                                   .ntaken = r->ntaken});
 
     /* The busy-loop guard: empty runs with no new item in between, too many
@@ -492,6 +529,7 @@ uint64_t sim_run_start(struct sim *sim, const struct run_req *rq)
     } else {
         hs->streak = 0;
     }
+    livelock_per_handler(sim, rq->handler);
 
     hs->active++;
     active_add(sim, id);
@@ -622,6 +660,8 @@ static void run_phase(struct sim *sim, uint64_t id)
         goto failed;
     commit(sim, id);
     r = &sim->runs[id];
+    if (r->ntaken)
+        sim->hs[r->handler].inst_runs = 0; /* progress, for the livelock rule */
     r->phase = PHASE_COMMITTED;
     run_finish(sim, id, OUT_COMMITTED);
     res.outcome = OUT_COMMITTED;
@@ -645,7 +685,6 @@ failed:
 int sim_deliver(struct sim *sim, uint32_t handler, uint64_t id)
 {
     SIM_ASSERT(handler < sim->w.nh);
-    policy_event(sim);
     const struct handler_def *hd = world_hdef(&sim->w, handler);
     uint32_t ppm = 0;
     for (uint8_t k = 0; k < hd->nfails; k++)
@@ -677,7 +716,7 @@ const uint64_t *sim_run_taken(const struct sim *sim, uint64_t run, uint32_t *n)
     SIM_ASSERT(run >= 1 && run <= sim->nruns);
     const struct run_rec *r = &sim->runs[run];
     *n = r->ntaken;
-    return sim->taken + r->taken_off;
+    return r->ntaken ? sim->taken + r->taken_off : NULL; /* taken may still be NULL */
 }
 
 void sim_note(struct sim *sim, int64_t handler, const char *fmt, ...)
@@ -930,7 +969,6 @@ static void dispatch(struct sim *sim, const struct evq_event *ev)
         on_publish_stream(sim, ev->a);
         break;
     case EV_PHASE:
-        policy_event(sim);
         run_phase(sim, ev->b);
         break;
     case EV_TIMER:
@@ -994,7 +1032,7 @@ void sim_run(const struct scenario *s, const struct policy_ops *ops, const struc
              const struct sim_opts *o, struct sim_result *out)
 {
     SIM_ASSERT(ops->abi == POLICY_ABI);
-    *out = (struct sim_result){0};
+    memset(out, 0, sizeof *out); /* padding too: results travel as bytes (sim/sweep.c) */
     struct sim *sim = xcalloc(1, sizeof *sim);
     sim->scn = s;
     sim->ops = ops;
@@ -1002,6 +1040,7 @@ void sim_run(const struct scenario *s, const struct policy_ops *ops, const struc
     sim->o = o;
     sim->res = out;
     setup(sim);
+    sim->timer_limit = (uint64_t)sim->w.nh * 4 > SIM_LIVELOCK_TIMERS ? (uint64_t)sim->w.nh * 4 : SIM_LIVELOCK_TIMERS;
     uint64_t max_events = o->max_events ? o->max_events : SIM_MAX_EVENTS_DEFAULT;
 
     host_up(sim, 0);

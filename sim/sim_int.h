@@ -185,6 +185,8 @@ struct handler_state {
     uint64_t src_cursor;           /* producers: next source arrival to publish */
     uint32_t streak;               /* consecutive empty runs with no new item */
     int64_t streak_start_us;
+    int64_t inst_us;               /* the instant of inst_runs */
+    uint32_t inst_runs;            /* runs started at inst_us since its last progress */
 };
 
 struct ticker {
@@ -227,7 +229,8 @@ struct sim {
     int stopping;                  /* a graceful stop in progress: its crash def + 1 */
     evq_handle stop_ev;            /* the stop's EV_CUTOFF */
     int stopped;
-    uint64_t same_instant;         /* policy-driven events at the current instant */
+    uint64_t same_instant;         /* timers, ticks, alarms at this instant since a run or publish */
+    uint64_t timer_limit;          /* SIM_LIVELOCK_TIMERS, or 4 per handler instance */
 
     struct sim_item *items;
     uint64_t nitems, items_cap;
@@ -267,8 +270,9 @@ struct sim {
     size_t sc_cap;
 };
 
-/* Counts one policy-driven event at the current instant (sim.c); too many
- * without time advancing stop the run as a livelock. */
+/* Counts one timer, tick or alarm set or fired at the current instant
+ * (sim.c); too many with no run started and no item published in between
+ * stop the run as a livelock. */
 void policy_event(struct sim *sim);
 
 /* sim/api.c.  Builds and frees what sim_topo and its neighbours return
