@@ -852,9 +852,13 @@ void checker_crash(struct checker *c, int target, uint32_t index, int64_t now_us
     c->crashes = xgrow(c->crashes, sizeof *c->crashes, &c->crashes_cap, (size_t)c->ncrashes + 1);
     c->cx = xgrow(c->cx, sizeof *c->cx, &c->cx_cap, (size_t)c->ncrashes + 1);
     c->open = xgrow(c->open, sizeof *c->open, &c->open_cap, (size_t)c->nopen + 1);
-    c->crashes[c->ncrashes] = (struct crash_rec){
-        .target = target, .index = index, .at_us = now_us, .restart_us = SIM_NEVER, .recovery_time_us = -1,
-    };
+    struct crash_rec *cr = &c->crashes[c->ncrashes];
+    memset(cr, 0, sizeof *cr); /* padding too: results travel as bytes (sim/sweep.c) */
+    cr->target = target;
+    cr->index = index;
+    cr->at_us = now_us;
+    cr->restart_us = SIM_NEVER;
+    cr->recovery_time_us = -1;
     c->cx[c->ncrashes] = (struct crash_x){.items_before = c->nitems, .int_head = -1};
     c->open[c->nopen++] = c->ncrashes;
     c->ncrashes++;
@@ -1164,7 +1168,7 @@ static void finish_crashes(struct checker *c, const int64_t *lost_diff, struct c
 void checker_finish(struct checker *c, int64_t end_us, struct checker_result *out)
 {
     advance(c, end_us);
-    *out = (struct checker_result){0};
+    memset(out, 0, sizeof *out); /* padding too: results travel as bytes (sim/sweep.c) */
 
     /* Runs still active at the end stop counting there. */
     for (uint32_t g = 0; g < c->ngroups; g++)
