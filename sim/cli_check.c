@@ -197,9 +197,10 @@ static int cmd_check(int argc, char **argv)
         return rc;
     struct check_ctx cx = {.o = &o};
     if (o.junit && !(cx.junit = fopen(o.junit, "w"))) {
-        fprintf(stderr, "%s: error: cannot write '%s': %s\n", cli_prog, o.junit, strerror(errno));
+        char why[600];
+        snprintf(why, sizeof why, "JUnit report '%s': %s", o.junit, strerror(errno));
         cli_free_all(scn, o.npaths);
-        return 2;
+        return cli_write_error(why);
     }
     if ((rc = cli_open_store(o.db, &cx.st))) {
         if (cx.junit)
@@ -213,7 +214,12 @@ static int cmd_check(int argc, char **argv)
         rc = check_scenario(&cx, scn[k]);
     if (cx.junit) {
         fprintf(cx.junit, "</testsuites>\n");
-        fclose(cx.junit);
+        int bad = fflush(cx.junit) != 0 || ferror(cx.junit);
+        if (fclose(cx.junit) != 0 || bad) {
+            char why[600];
+            snprintf(why, sizeof why, "JUnit report '%s': %s", o.junit, strerror(errno ? errno : EIO));
+            rc = rc ? rc : cli_write_error(why);
+        }
     }
     store_close(cx.st);
     cli_free_all(scn, o.npaths);

@@ -121,8 +121,11 @@ static FILE *open_trace(const char *path)
     if (!strcmp(path, "-"))
         return stdout;
     FILE *f = fopen(path, "w");
-    if (!f)
-        fprintf(stderr, "%s: error: cannot write trace '%s': %s\n", cli_prog, path, strerror(errno));
+    if (!f) {
+        char why[600];
+        snprintf(why, sizeof why, "trace '%s': %s", path, strerror(errno));
+        cli_write_error(why);
+    }
     return f;
 }
 
@@ -443,7 +446,7 @@ static int cmd_run(int argc, char **argv)
         goto out;
     trace = open_trace(o.trace);
     if ((o.trace && !trace) || (rc = cli_open_store(o.db, &st))) {
-        rc = rc ? rc : 2;
+        rc = rc ? rc : CLI_EXIT_WRITE;
         goto out;
     }
     rc = run_sweep(&o, scn, targets, ntarg, st, trace);

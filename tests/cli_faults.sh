@@ -30,6 +30,10 @@ expect_write_fault "missing folder" "unable to open database file" \
     "$SIMRUN" run "$good" -p oracle --db "$tmp/none/r.db"
 expect_write_fault "trace on a full device" "No space left on device" \
     "$SIMRUN" run "$good" -p oracle --trace /dev/full
+expect_write_fault "trace in a missing folder" "No such file or directory" \
+    "$SIMRUN" run "$good" -p oracle --trace "$tmp/none/t.txt"
+expect_write_fault "JUnit report on a full device" "No space left on device" \
+    "$SIMRUN" check "$good" -q --junit /dev/full
 # A file-size limit: the write fails with EFBIG instead of SIGXFSZ killing
 # simrun; the runs written before stay, each whole.
 expect_write_fault "file-size limit" "File too large" \
