@@ -241,6 +241,7 @@ struct cli_failure {
     char reason[256];
     char status_msg[256];
     uint64_t unparsed;             /* candidates the parser (or the label) refused */
+    FILE *info;                    /* where the steps are printed */
 };
 
 /* A shrink_test_fn (sim/shrink.h) for a struct cli_failure: parses the

@@ -130,13 +130,18 @@ const char *cli_failure_kind_name(enum cli_failure_kind k)
     return "?";
 }
 
-/* Copies s without its digits: two livelock messages of one failure. */
-static void no_digits(const char *s, char *out, size_t n)
+/* Copies s without its words that start with a digit (counts, instants):
+ * two livelock messages of one failure compare equal. */
+static void no_numbers(const char *s, char *out, size_t n)
 {
     size_t o = 0;
-    for (; *s && o + 1 < n; s++)
-        if (*s < '0' || *s > '9')
-            out[o++] = *s;
+    int skip = 0;
+    for (const char *c = s; *c && o + 1 < n; c++) {
+        if (c == s || c[-1] == ' ')
+            skip = *c >= '0' && *c <= '9';
+        if (!skip)
+            out[o++] = *c;
+    }
     out[o] = 0;
 }
 
@@ -149,7 +154,7 @@ static int same_failure(const struct cli_failure *f, const struct scenario *s, c
         return 0;
     if (f->kind == CLI_FAIL_LIVELOCK) {
         char m[256];
-        no_digits(p->status_msg, m, sizeof m);
+        no_numbers(p->status_msg, m, sizeof m);
         return p->status == SIM_LIVELOCK && !strcmp(m, f->reason);
     }
     if (p->status != f->status)
@@ -221,7 +226,7 @@ static int failure_of(const struct scenario *s, const char *label, const struct 
         return 1;
     }
     if (kind == CLI_FAIL_LIVELOCK) {
-        no_digits(p->status_msg, f->reason, sizeof f->reason);
+        no_numbers(p->status_msg, f->reason, sizeof f->reason);
         return 1;
     }
     for (uint32_t e = 0; e < p->nexpects; e++) {
@@ -374,9 +379,9 @@ static int write_result(const struct shrink_cli *o, const struct cli_failure *f,
 
 static void print_step(void *ctx, const char *step)
 {
-    (void)ctx;
-    printf("  %s\n", step);
-    fflush(stdout);
+    const struct cli_failure *f = ctx;
+    fprintf(f->info, "  %s\n", step);
+    fflush(f->info);
 }
 
 /* --- the command ---------------------------------------------------------------------------------- */
@@ -387,9 +392,10 @@ static int shrink_and_write(const struct shrink_cli *o, struct cli_failure *f, c
     char d[1200];
     cli_failure_describe(f, d, sizeof d);
     FILE *info = strcmp(o->out, "-") ? stdout : stderr;
+    f->info = info;
     fprintf(info, "shrink: %s\n", d);
     const char *pins[1] = {f->expect};
-    struct shrink_opts so = {.test = cli_failure_test, .log = o->quiet || info != stdout ? NULL : print_step,
+    struct shrink_opts so = {.test = cli_failure_test, .log = o->quiet ? NULL : print_step,
                              .ctx = f, .pins = pins, .npins = f->kind == CLI_FAIL_EXPECT};
     struct shrink_stats st;
     size_t mlen;

@@ -392,7 +392,7 @@ struct prop_shrink {
     enum prop_id prop;
     char label[SCN_MAX_NAME + 8];
     uint64_t seed;
-    char crash_msg[256];
+    char crash_msg[400];           /* the detail of the broken property (completes: why it ended) */
 };
 
 /* A shrink_test_fn: the candidate breaks the same property under the same
