@@ -94,7 +94,7 @@ static const struct cli_option shrink_options[] = {
     CLI_CALLBACK(0, "line", "N", opt_line, "keep the expect line at line N failing (default: the\nfirst failure found)"),
     CLI_CALLBACK(0, "max-events", "N", opt_max_events, "stop a simulation after N events (default 4000000000)"),
     CLI_CALLBACK(0, "timeout", "S", opt_timeout,
-                 "a simulation with no result after S seconds of wall time\nfails that way (default 60)"),
+                 "a simulation with no result after S seconds of wall time\nfails that way (default 300)"),
     CLI_FLAG('q', "quiet", struct shrink_cli, quiet, "print the summary only, not each step"),
     CLI_END,
 };
@@ -417,7 +417,7 @@ static int shrink_and_write(const struct shrink_cli *o, struct cli_failure *f, c
 
 static int cmd_shrink(int argc, char **argv)
 {
-    struct shrink_cli o = {.timeout = 60};
+    struct shrink_cli o = {.timeout = 300};
     int rc = cli_parse(&cli_cmd_shrink, argc, argv, &o);
     if (rc)
         return rc;

@@ -62,7 +62,7 @@ static const struct cli_option swarm_options[] = {
     CLI_STRING('o', "out", "DIR", struct swarm_cli, out, "save failing scenarios, their descriptions and shrunk forms\nhere (created if missing)"),
     CLI_CALLBACK(0, "max-events", "N", opt_max_events, "stop a simulation after N events (default 4000000000)"),
     CLI_CALLBACK(0, "timeout", "S", opt_timeout,
-                 "a simulation with no result after S seconds of wall time\nfails 'completes' (default 60)"),
+                 "a simulation with no result after S seconds of wall time\nfails 'completes' (default 300)"),
     CLI_FLAG(0, "no-shrink", struct swarm_cli, no_shrink, "save failing scenarios without shrinking them"),
     CLI_FLAG('q', "quiet", struct swarm_cli, quiet, "print failures and the summary only"),
     CLI_END,
@@ -571,7 +571,7 @@ static void print_summary(const struct swarm_ctx *cx, uint64_t lo, uint64_t hi)
 
 static int cmd_swarm(int argc, char **argv)
 {
-    struct swarm_cli o = {.timeout = 60};
+    struct swarm_cli o = {.timeout = 300};
     int rc = cli_parse(&cli_cmd_swarm, argc, argv, &o);
     if (rc)
         return rc;
