@@ -114,6 +114,8 @@ deps:
 # FUZZ_SECONDS each, starting from its corpus in tests/fuzz/corpus/ and
 # writing what it finds to build/fuzz/corpus/ (see tests/fuzz/README.md).
 FUZZ_LIB_OBJ = $(LIB_SRC:%.c=build/fuzz/%.o)
+# Kept between runs: make would delete them as intermediate files.
+.SECONDARY: $(LIB_SRC:%.c=build/fuzz/%.o)
 build/fuzz/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) $(FUZZ_FLAGS) -fsanitize=fuzzer-no-link -c -o $@ $<
