@@ -43,7 +43,7 @@ FUZZ_SECONDS ?= 60
 FUZZ_FLAGS := -std=c11 -D_DEFAULT_SOURCE -g -O1 -I. $(SQL_CFLAGS) -fno-omit-frame-pointer \
               -fsanitize=address,undefined -fno-sanitize-recover=undefined
 
-.PHONY: FORCE all build tests benches test test-unit test-sanitize test-cli bench demo clean deps fuzz
+.PHONY: FORCE all build tests benches test test-unit test-sanitize test-cli bench demo realworld clean deps fuzz
 
 all: simrun
 
@@ -104,6 +104,10 @@ bench: deps
 
 demo: deps simrun
 	@bash tools/demo.sh
+
+# docs/real-world.md: every incident of scenarios/incidents/ under every policy.
+realworld: simrun
+	@bash tools/realworld.sh
 
 # Installs what the build and the tests need on a fresh Debian machine
 # (only what is missing; needs root or sudo).

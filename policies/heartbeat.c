@@ -123,6 +123,7 @@ struct agent {
     uint64_t gen;                  /* flushes so far */
     uint64_t cur_run;              /* the session's active run, 0 none */
     int64_t first_req_us;          /* when the pending wake was first requested */
+    int64_t flush_at;              /* coalesce_from=request: when the flush timer fires */
     sim_timer flush_timer, hb_timer, retry_timer;
     int cron_alarm;                /* at the earliest enabled job (or cron_rearm ahead) */
     int8_t pending;                /* enum wake: the coalesced request, WAKE_NONE none */
@@ -147,14 +148,17 @@ struct policy {
     uint32_t queue_cap, max_retries;
     int stopping;                  /* a graceful stop began (on_stop) */
     int heartbeat_on, cron_on, context_key, cron_backoff, dom_dow_and, delivery_retry;
+    int requeue, cooldown, busy_skip, ties_last, from_request, held_poll, win_never, no_scheduler, every_fire;
+    int wait_always;               /* recover_wait=always */
 };
 
 static const int64_t cron_delays_us[] = {30 * US_PER_S, US_PER_MIN, 5 * US_PER_MIN, 15 * US_PER_MIN, US_PER_H, 0};
 static const int64_t dq_delays_us[] = {5 * US_PER_S, 25 * US_PER_S, 2 * US_PER_MIN, 10 * US_PER_MIN, 0};
 
 static const struct param_def heartbeat_params[] = {
-    {"every", PARAM_DURATION, "30m", NULL, US_PER_S, 30 * US_PER_DAY, "seed 004 'Configuration' (heartbeat.every)",
-     "heartbeat interval; the first heartbeat is one interval after start-up"},
+    {"every", PARAM_DURATION, "30m", NULL, 0, 30 * US_PER_DAY, "seed 004 'Configuration' (heartbeat.every)",
+     "heartbeat interval; the first heartbeat is one interval after start-up (0: no heartbeat timer, the "
+     "scheduler still runs)"},
     {"heartbeat_on", PARAM_BOOL, "true", NULL, 0, 0,
      "seed 004 'Configuration' (heartbeat.enabled); as built: off by default in its config",
      "whether the heartbeat timer runs at all"},
@@ -191,6 +195,55 @@ static const struct param_def heartbeat_params[] = {
     {"ack_delay", PARAM_DURATION, "0", NULL, 0, US_PER_H,
      "modelling choice: the gap between deliver() and ack() (seed 004 'Usage in runOnce'; no figure given)",
      "time from a successful delivery to the deletion of its queue file; a crash inside it repeats the delivery"},
+    {"on_failure", PARAM_ENUM, "drop", "drop|requeue", 0, 0,
+     "seed 004 'Auto-Retry on Failure' (the events are gone); requeue: TraderAlice/OpenAlice@172f094 "
+     "src/core/scheduler.ts 375-393, openclaw src/infra/heartbeat-wake.ts schedule()",
+     "a failed run: the events drained for it are dropped, or put back in the queue (the rest of the session "
+     "is abandoned)"},
+    {"retry_style", PARAM_ENUM, "coalesce", "coalesce|cooldown", 0, 0,
+     "seed 004 'Auto-Retry on Failure'; cooldown: openclaw src/infra/heartbeat-wake.ts schedule() (retry "
+     "kind kept)",
+     "coalesce: retry_delay later a 'retry' wake is requested; cooldown: the failed wake keeps its reason and "
+     "flushes exactly retry_delay later, and no request brings that forward"},
+    {"busy", PARAM_ENUM, "run", "run|skip", 0, 0,
+     "seed 004 (no outside work); skip: OpenAlice@172f094 src/main.ts 294-300, scheduler.ts 361-370; "
+     "openclaw src/infra/heartbeat-wake.ts (requests-in-flight)",
+     "a flush while the agent is busy outside the scheduler: run anyway, or skip and retry after retry_delay "
+     "(coalesce: only if events wait; cooldown: always, with the wake's own reason)"},
+    {"ties", PARAM_ENUM, "first", "first|last", 0, 0,
+     "seed 004 'Wake Coalescing' (a higher priority replaces); last: openclaw src/infra/heartbeat-wake.ts "
+     "queuePendingWakeReason",
+     "a request of the same priority as the pending one: keeps the pending reason, or replaces it"},
+    {"coalesce_from", PARAM_ENUM, "first", "first|request", 0, 0,
+     "seed 004 'Wake Coalescing' (not extended); request: openclaw src/infra/heartbeat-wake.ts schedule() "
+     "and requestHeartbeat",
+     "the flush comes coalesce after the first request, or each request (with its own trigger delay) may "
+     "bring it forward, never back"},
+    {"held_flush", PARAM_ENUM, "at_end", "at_end|poll", 0, 0,
+     "seed 004 'Execution Mutex'; poll: OpenAlice@172f094 src/core/scheduler.ts 320-328",
+     "a wake held during a session: flushed when the session ends (or its window does), or by a timer that "
+     "re-arms every coalesce until the session is over"},
+    {"active_equal", PARAM_ENUM, "always", "always|never", 0, 0,
+     "docs/calendar.md (equal ends: no restriction); never: OpenAlice@172f094 src/core/scheduler.ts 87-108, "
+     "openclaw src/infra/heartbeat-active-hours.ts isWithinActiveHours",
+     "active_start equal to active_end: always active, or never (00:00-00:00, the defaults, is always: no "
+     "active hours)"},
+    {"active_hours", PARAM_ENUM, "window", "window|always", 0, 0,
+     "seed 004 'Active Hours'; always: what OpenAlice and openclaw do with an unreadable time",
+     "window: active_start/active_end apply; always: no active hours"},
+    {"scheduler", PARAM_ENUM, "always", "always|with_heartbeat", 0, 0,
+     "seed 004 'Scheduler'; with_heartbeat: OpenAlice@172f094 src/main.ts 226-232, 396-404",
+     "the wake scheduler runs always, or only when heartbeat_on (without it nothing wakes the agent: cron "
+     "events and messages wait in the queue)"},
+    {"recover_wait", PARAM_ENUM, "failed", "failed|always", 0, 0,
+     "seed 004 'Crash Recovery' (the backoff of an entry's failures); always: OpenAlice@172f094 "
+     "src/core/delivery.ts recoverPending 198-248 (backoff(retryCount + 1) before every entry)",
+     "start-up recovery waits before an entry that failed (its backoff), or before every entry, 5 s for one "
+     "that never failed"},
+    {"every_from", PARAM_ENUM, "nominal", "nominal|fire", 0, 0,
+     "seed 004 '3. Cron'; fire: OpenAlice@172f094 src/core/cron.ts 204-217, 347-387 (tick + interval)",
+     "an `every` cron job's next run: the schedule's next instant, or the fire (or run-now) instant + the "
+     "interval"},
 };
 
 static struct agent *agent_of(struct policy *p, uint32_t h) { return &p->ag[p->t->h_inst[h]]; }
@@ -214,6 +267,30 @@ static int64_t job_next(struct policy *p, uint32_t h, int64_t after_us, int incl
 {
     struct sim_sched_opts o = {.days_and = p->dom_dow_and};
     return sim_sched_next_opt(p->sim, h, after_us, inclusive, &o);
+}
+
+/* A job's next run after it ran at now: every_from=fire, an `every` job
+ * now + its interval; otherwise its next nominal fire. */
+static int64_t job_after(struct policy *p, uint32_t h, int64_t now_us)
+{
+    struct sim_sched_info si;
+    sim_sched_info(p->sim, h, &si);
+    if (p->every_fire && si.kind == SIM_SCHED_EVERY && !si.disabled)
+        return now_us + si.every_us < sim_horizon(p->sim) ? now_us + si.every_us : SIM_NEVER;
+    return job_next(p, h, now_us, 0);
+}
+
+/* A job's first run when the engine starts at now (deploy, or a restart
+ * whose missed fires are skipped): every_from=fire, an `every` job one
+ * interval later (Open Alice's add() and start()); else its next nominal
+ * fire from now. */
+static int64_t job_first(struct policy *p, uint32_t h, int64_t now_us)
+{
+    struct sim_sched_info si;
+    sim_sched_info(p->sim, h, &si);
+    if (p->every_fire && si.kind == SIM_SCHED_EVERY)
+        return job_after(p, h, now_us);
+    return job_next(p, h, now_us, 1);
 }
 
 /* Sets the agent's cron alarm at its earliest enabled job, at most
@@ -279,23 +356,66 @@ static void enqueue_event(struct policy *p, struct agent *ag, const struct qent 
 
 static void session_next(struct policy *p, uint32_t a, int64_t now_us);
 
-/* requestWake(reason). */
-static void request_wake(struct policy *p, uint32_t a, enum wake why, int64_t now_us)
+static void arm_flush(struct policy *p, uint32_t a, int64_t at_us)
 {
     struct agent *ag = &p->ag[a];
+    sim_timer_cancel(p->sim, ag->flush_timer);
+    ag->flush_at = at_us;
+    ag->flush_timer = sim_timer_at(p->sim, at_us, T_FLUSH, a);
+}
+
+/* requestWake(reason), with the request's own delay (-1: coalesce; used
+ * only with coalesce_from=request).  While a cooldown holds the agent, a
+ * request only joins the pending wake. */
+static void request_wake_in(struct policy *p, uint32_t a, enum wake why, int64_t delay_us, int64_t now_us)
+{
+    struct agent *ag = &p->ag[a];
+    if (p->no_scheduler)
+        return; /* no scheduler object: nothing wakes the agent */
+    int64_t at = now_us + (delay_us >= 0 && p->from_request ? delay_us : p->coalesce_us);
+    int held = p->cooldown && ag->retry_timer;
     if (ag->pending == WAKE_NONE) {
         ag->pending = (int8_t)why;
         ag->first_req_us = now_us;
-        if (!ag->running)
-            ag->flush_timer = sim_timer_at(p->sim, now_us + p->coalesce_us, T_FLUSH, a);
+        if ((!ag->running || p->held_poll) && !held)
+            arm_flush(p, a, at);
         return;
     }
-    if (wake_priority[why] > wake_priority[ag->pending])
+    if (wake_priority[why] > wake_priority[ag->pending] ||
+        (p->ties_last && wake_priority[why] == wake_priority[ag->pending]))
         ag->pending = (int8_t)why;
+    if (p->from_request && ag->flush_timer && at < ag->flush_at && !held)
+        arm_flush(p, a, at);
+}
+
+static void request_wake(struct policy *p, uint32_t a, enum wake why, int64_t now_us)
+{
+    request_wake_in(p, a, why, -1, now_us);
+}
+
+/* The failed or skipped wake is tried again: coalesce, a `retry` wake
+ * retry_delay from now (through the window); cooldown, the same reason
+ * flushed exactly retry_delay from now. */
+static void schedule_retry(struct policy *p, uint32_t a, enum wake why, int64_t now_us)
+{
+    struct agent *ag = &p->ag[a];
+    sim_timer_cancel(p->sim, ag->retry_timer);
+    ag->retry_timer = sim_timer_at(p->sim, now_us + p->retry_us, T_RETRY, a);
+    if (!p->cooldown)
+        return;
+    sim_timer_cancel(p->sim, ag->flush_timer);
+    ag->flush_timer = 0;
+    if (ag->pending == WAKE_NONE || wake_priority[why] > wake_priority[ag->pending]) {
+        if (ag->pending == WAKE_NONE)
+            ag->first_req_us = now_us;
+        ag->pending = (int8_t)why;
+    }
 }
 
 static int in_active_hours(const struct policy *p, int64_t now_us)
 {
+    if (p->win_never)
+        return 0;
     if (!p->win_on)
         return 1;
     return cal_window_contains(&p->win, sim_utc_s(p->sim, now_us));
@@ -311,12 +431,24 @@ static void push_step(struct agent *ag, uint32_t h, int64_t due_us)
 static void flush(struct policy *p, uint32_t a, int64_t now_us)
 {
     struct agent *ag = &p->ag[a];
-    SIM_ASSERT(!ag->running && ag->pending != WAKE_NONE);
     ag->flush_timer = 0;
+    if (ag->running) {
+        /* held_flush=poll: the timer fired during a session; look again. */
+        SIM_ASSERT(p->held_poll);
+        arm_flush(p, a, now_us + p->coalesce_us);
+        return;
+    }
+    SIM_ASSERT(ag->pending != WAKE_NONE);
     enum wake why = (enum wake)ag->pending;
     ag->pending = WAKE_NONE;
     if (why == WAKE_INTERVAL && !in_active_hours(p, now_us))
         return; /* interval heartbeats only run inside active hours */
+    if (p->busy_skip && sim_busy(p->sim, a)) {
+        /* Skipped: nothing is drained (the events stay queued). */
+        if (p->cooldown || ag->nq)
+            schedule_retry(p, a, why, now_us);
+        return;
+    }
     ag->gen++;
     ag->reason = (int8_t)why;
     ag->nsteps = ag->next_step = 0;
@@ -362,17 +494,15 @@ static void session_end(struct policy *p, uint32_t a, int64_t now_us)
     ag->running = 0;
     ag->cur_run = 0;
     ag->nsteps = ag->next_step = 0;
-    if (ag->failed) {
-        sim_timer_cancel(p->sim, ag->retry_timer);
-        ag->retry_timer = sim_timer_at(p->sim, now_us + p->retry_us, T_RETRY, a);
-    }
-    if (ag->pending == WAKE_NONE)
+    if (ag->failed)
+        schedule_retry(p, a, (enum wake)ag->reason, now_us);
+    if (ag->pending == WAKE_NONE || (p->cooldown && ag->retry_timer) || (p->held_poll && ag->flush_timer))
         return;
     int64_t at = ag->first_req_us + p->coalesce_us;
     if (at <= now_us)
         flush(p, a, now_us);
     else
-        ag->flush_timer = sim_timer_at(p->sim, at, T_FLUSH, a);
+        arm_flush(p, a, at);
 }
 
 /* Starts the session's next run, or ends the session.  While the host
@@ -507,7 +637,14 @@ static void dq_recover(struct policy *p, int64_t now_us)
             jobs_update(t, id, JOB_PENDING, p->delivery_retry == DR_BACKOFF ? now_us + p->budget_us : SIM_NEVER);
             continue;
         }
-        spent[a] += j->attempts ? backoff_delay(&p->dq_bo, j->attempts) : 0;
+        if (p->wait_always && spent[a] + backoff_delay(&p->dq_bo, j->attempts + 1) >= p->budget_us) {
+            /* The next wait would reach the budget: the rest waits too. */
+            spent[a] = p->budget_us;
+            jobs_update(t, id, JOB_PENDING, p->delivery_retry == DR_BACKOFF ? now_us + p->budget_us : SIM_NEVER);
+            continue;
+        }
+        spent[a] += p->wait_always ? backoff_delay(&p->dq_bo, j->attempts + 1)
+                                   : j->attempts ? backoff_delay(&p->dq_bo, j->attempts) : 0;
         jobs_update(t, id, JOB_PENDING, now_us + spent[a]);
     }
     free(spent);
@@ -535,13 +672,27 @@ static struct policy *heartbeat_create(struct sim *sim, void *durable, const str
     p->max_retries = (uint32_t)params_get(ps, "max_retries");
     p->budget_us = params_get(ps, "recover_budget");
     p->ack_us = params_get(ps, "ack_delay");
+    p->requeue = params_get(ps, "on_failure") == 1;
+    p->cooldown = params_get(ps, "retry_style") == 1;
+    p->busy_skip = params_get(ps, "busy") == 1;
+    p->ties_last = params_get(ps, "ties") == 1;
+    p->from_request = params_get(ps, "coalesce_from") == 1;
+    p->held_poll = params_get(ps, "held_flush") == 1;
+    p->win_never = params_get(ps, "active_equal") == 1;
+    p->no_scheduler = params_get(ps, "scheduler") == 1 && !p->heartbeat_on;
+    p->every_fire = params_get(ps, "every_from") == 1;
+    p->wait_always = params_get(ps, "recover_wait") == 1;
     p->cron_bo = backoff_table(cron_delays_us, 0);
     p->dq_bo = backoff_table(dq_delays_us, 0);
 
-    /* Active hours, to the minute (cal_window's unit). */
-    p->win.start_min = (int)params_get(ps, "active_start");
-    p->win.end_min = (int)params_get(ps, "active_end");
-    p->win_on = p->win.start_min != p->win.end_min;
+    /* Active hours, to the minute (cal_window's unit); 24:00 ends a day. */
+    int st = (int)params_get(ps, "active_start"), en = (int)params_get(ps, "active_end");
+    p->win.start_min = st % 1440;
+    p->win.end_min = en % 1440;
+    p->win_on = params_get(ps, "active_hours") == 0 && st != en && !(st == 0 && en == 1440);
+    /* 00:00-00:00, the defaults, is "no active hours configured" (a
+     * system's unset activeHours), never an empty window. */
+    p->win_never = p->win_never && params_get(ps, "active_hours") == 0 && st == en && st != 0;
     p->win.zone = params_zone(ps, "active_tz", sim_zone(sim));
 
     p->ag = xcalloc(p->t->ninst ? p->t->ninst : 1, sizeof *p->ag);
@@ -561,7 +712,7 @@ static struct policy *heartbeat_create(struct sim *sim, void *durable, const str
             if (!is_producer(p, h))
                 continue;
             j->enabled = (uint8_t)p->cron_on;
-            j->next_us = job_next(p, h, 0, 1);
+            j->next_us = job_first(p, h, 0);
         }
         jobs_init(&p->d->dq, sim_durable_realloc, sim);
     }
@@ -588,13 +739,13 @@ static void heartbeat_start(struct policy *p, int restart, int64_t now_us)
             struct hb_job *j = &p->d->jobs[h];
             if (!is_producer(p, h) || !j->enabled || j->next_us >= now_us)
                 continue;
-            j->next_us = job_next(p, h, now_us, 1);
+            j->next_us = job_first(p, h, now_us);
             if (is_one_shot(p, h))
                 j->enabled = 0;
         }
     }
     for (uint32_t a = 0; a < p->t->ninst; a++) {
-        if (p->heartbeat_on)
+        if (p->heartbeat_on && p->every_us > 0)
             p->ag[a].hb_timer = sim_timer_at(p->sim, now_us + p->every_us, T_HEARTBEAT, a);
         cron_arm(p, a, now_us);
     }
@@ -625,7 +776,7 @@ static void cron_fire(struct policy *p, uint32_t a, int64_t now_us)
             j->enabled = 0;
             j->next_us = SIM_NEVER;
         } else {
-            j->next_us = job_next(p, h, now_us, 0);
+            j->next_us = job_after(p, h, now_us);
         }
         fired = 1;
     }
@@ -650,7 +801,10 @@ static void heartbeat_on_timer(struct policy *p, uint32_t tag, uint64_t arg, int
         break;
     case T_RETRY:
         p->ag[a].retry_timer = 0;
-        request_wake(p, a, WAKE_RETRY, now_us);
+        if (!p->cooldown)
+            request_wake(p, a, WAKE_RETRY, now_us);
+        else if (p->ag[a].pending != WAKE_NONE && !p->ag[a].running)
+            flush(p, a, now_us); /* the cooldown is over: no window on top */
         break;
     case T_DELIVERY:
         dq_run(p, now_us);
@@ -658,6 +812,32 @@ static void heartbeat_on_timer(struct policy *p, uint32_t tag, uint64_t arg, int
     default:
         SIM_ASSERT(0 && "unknown timer tag");
     }
+}
+
+/* on_failure=requeue: the call threw, so everything this flush drained
+ * goes back into the queue (after what arrived meanwhile): the cron events
+ * of the steps not done and the items not yet committed; the rest of the
+ * session is abandoned. */
+static void requeue_session(struct policy *p, struct agent *ag)
+{
+    for (size_t k = ag->next_step; k < ag->nsteps; k++)
+        if (is_producer(p, ag->steps[k].h)) {
+            struct qent e = {.item = UINT64_MAX, .due_us = ag->steps[k].due_us, .h = ag->steps[k].h};
+            enqueue_event(p, ag, &e);
+        }
+    size_t keep = 0;
+    for (size_t i = 0; i < ag->nseen; i++) {
+        const struct seen *sn = &ag->seen[i];
+        const struct sim_item *it = sim_item(p->sim, sn->item);
+        if (sn->gen == ag->gen && it->state == ITEM_PENDING) {
+            struct qent e = {.item = sn->item, .due_us = -1, .h = it->consumer};
+            enqueue_event(p, ag, &e);
+        } else {
+            ag->seen[keep++] = *sn;
+        }
+    }
+    ag->nseen = keep;
+    ag->nsteps = ag->next_step = 0;
 }
 
 static void heartbeat_on_run_end(struct policy *p, const struct run_result *r, int64_t now_us)
@@ -683,11 +863,17 @@ static void heartbeat_on_run_end(struct policy *p, const struct run_result *r, i
                     j->next_us = later;
                 cron_arm(p, a, now_us);
             }
-        } else {
+        } else if (!p->requeue) {
             /* The events drained for the call that threw are gone. */
             for (size_t i = 0; i < ag->nseen; i++)
                 if (ag->seen[i].gen == ag->gen && sim_item(p->sim, ag->seen[i].item)->consumer == r->handler)
                     sim_item_drop(p->sim, ag->seen[i].item);
+        }
+        if (p->requeue) {
+            requeue_session(p, ag);
+            seen_prune(p, ag);
+            session_end(p, a, now_us);
+            return;
         }
     }
     seen_prune(p, ag);
@@ -701,6 +887,71 @@ static void heartbeat_on_trigger(struct policy *p, uint32_t inst, int64_t now_us
 }
 
 static void heartbeat_on_stop(struct policy *p, int64_t now_us) { p->stopping = 1; }
+
+/* A cron job's schedule changed (update(id, {schedule}) or the enabled
+ * flag): its next run is computed again from now. */
+static void heartbeat_on_schedule_change(struct policy *p, uint32_t h, int64_t now_us)
+{
+    struct hb_job *j = &p->d->jobs[h];
+    struct sim_sched_info si;
+    sim_sched_info(p->sim, h, &si);
+    j->enabled = (uint8_t)(p->cron_on && !si.disabled);
+    j->next_us = j->enabled ? job_next(p, h, now_us, 0) : SIM_NEVER;
+    j->errors = 0;
+    cron_arm(p, p->t->h_inst[h], now_us);
+}
+
+/* runNow(job) for a producer: its event and a `cron` wake now, and its
+ * next run computed from now; a manual wake of the agent otherwise, with
+ * the request's own delay. */
+static void heartbeat_on_trigger_ex(struct policy *p, const struct sim_trigger *t, int64_t now_us)
+{
+    uint32_t a = t->inst;
+    if (t->handler != UINT32_MAX && is_producer(p, t->handler)) {
+        uint32_t h = t->handler;
+        struct qent e = {.item = UINT64_MAX, .due_us = -1, .h = h};
+        enqueue_event(p, &p->ag[a], &e);
+        struct hb_job *j = &p->d->jobs[h];
+        if (j->enabled && !is_one_shot(p, h))
+            j->next_us = job_after(p, h, now_us);
+        request_wake(p, a, WAKE_CRON, now_us);
+        cron_arm(p, a, now_us);
+        return;
+    }
+    request_wake_in(p, a, WAKE_MANUAL, t->delay_us, now_us);
+}
+
+static const struct variant_setting alice_settings[] = {
+    {"on_failure", "requeue", "src/core/scheduler.ts 375-393 (drained events enqueued again)"},
+    {"busy", "skip", "src/main.ts 294-300 (engine busy: skipped); scheduler.ts 361-370"},
+    {"held_flush", "poll", "src/core/scheduler.ts 320-328 (a flush during a run re-arms 250 ms later)"},
+    {"active_equal", "never", "src/core/scheduler.ts 87-108 ([start, end) is empty when equal)"},
+    {"scheduler", "with_heartbeat", "src/main.ts 226-232, 396-404 (the scheduler exists only when enabled)"},
+    {"every_from", "fire", "src/core/cron.ts 204-217 (every: afterMs + interval), 484-490 (runNow)"},
+    {"cron_backoff", "none", "src/core/cron.ts 351-384 (errors only if the wake throws; it cannot)"},
+    {"dom_dow", "and", "src/core/cron.ts 91-129 (every field must match)"},
+    {"delivery_retry", "startup", "src/main.ts 375-393, 418-427 (recovery at the next start only)"},
+    {"recover_wait", "always", "src/core/delivery.ts recoverPending 198-248, computeBackoffMs 57-61"},
+};
+
+static const struct variant_setting openclaw_settings[] = {
+    {"on_failure", "requeue", "src/infra/heartbeat-wake.ts schedule() (catch: the batch queued again)"},
+    {"retry_style", "cooldown", "heartbeat-wake.ts schedule() (DEFAULT_RETRY_MS = 1000, retry kind kept)"},
+    {"busy", "skip", "heartbeat-wake.ts isRetryableHeartbeatBusySkipReason (requests-in-flight, lanes-busy)"},
+    {"ties", "last", "heartbeat-wake.ts queuePendingWakeReason (equal priority: the later request wins)"},
+    {"coalesce_from", "request", "heartbeat-wake.ts schedule(), requestHeartbeat (per-request coalesceMs)"},
+    {"held_flush", "poll", "heartbeat-wake.ts schedule() (a timer firing during a run re-arms)"},
+    {"active_equal", "never", "src/infra/heartbeat-active-hours.ts isWithinActiveHours (start == end: never)"},
+};
+
+static const struct policy_variant hb_variants[] = {
+    {"alice", "Open Alice as built: failed runs re-queue their events, busy skips, equal active hours never open",
+     "TraderAlice/OpenAlice@172f0945c75f49270006cebe957cfb2521813c49 src/", "alice", alice_settings,
+     (int)(sizeof alice_settings / sizeof alice_settings[0])},
+    {"openclaw", "OpenClaw's heartbeat wake: per-request delays, a hard retry cooldown, busy skips keep their reason",
+     "openclaw/openclaw src/infra/heartbeat-wake.ts@0049d624b5825cd0fe20b630351c31230f81def8", "openclaw",
+     openclaw_settings, (int)(sizeof openclaw_settings / sizeof openclaw_settings[0])},
+};
 
 const struct policy_ops policy_heartbeat = {
     .abi = POLICY_ABI,
@@ -720,4 +971,8 @@ const struct policy_ops policy_heartbeat = {
     .on_run_end = heartbeat_on_run_end,
     .on_trigger = heartbeat_on_trigger,
     .on_stop = heartbeat_on_stop,
+    .on_schedule_change = heartbeat_on_schedule_change,
+    .on_trigger_ex = heartbeat_on_trigger_ex,
+    .variants = hb_variants,
+    .nvariants = (int)(sizeof hb_variants / sizeof hb_variants[0]),
 };

@@ -81,7 +81,10 @@ struct policy {
     const struct sim_topo *t;
     int64_t check_us, consumer_us, backoff_max_us;
     uint32_t max_concurrent, jitter_pct;
-    int anchor, no_work, cron, recover, backoff;
+    int anchor, no_work, cron, recover, backoff, host_scope, manual_outside;
+    uint32_t pass_pos;             /* scope=host: where the current check pass goes on */
+    int in_pass;                   /* scope=host: a pass is waiting for its job */
+    uint64_t outside_run;          /* manual=outside: its run, 0 none (one at a time) */
     uint8_t *role;                 /* [nh] ROLE_* */
     struct jobtab ix;              /* row h: schedule h, pending at next_run_at when due-able */
     uint32_t *running;             /* [ninst] active runs of each workflow instance */
@@ -121,6 +124,16 @@ static const struct param_def interval_params[] = {
     {"backoff_max", PARAM_DURATION, "1h", NULL, 1000, INT64_C(86400000000) * 3660,
      "simrun choice (the seed gives no cap); never below the interval",
      "cap of the exponential backoff"},
+    {"scope", PARAM_ENUM, "workflow", "workflow|host", 0, 0,
+     "seed 003 US-6 (max_concurrent per agent); host: herdctl packages/core/src/scheduler/scheduler.ts 330-397, "
+     "612-653 (the loop awaits each job) and fleet-manager.ts 1621-1634",
+     "runs limited per workflow instance, or one at a time for the whole host: the check pass awaits each "
+     "job, then sleeps check_interval"},
+    {"manual", PARAM_ENUM, "schedule", "schedule|outside", 0, 0,
+     "seed 003 US-6 (a manual trigger respects max_concurrent); outside: herdctl "
+     "packages/core/src/fleet-manager/job-control.ts 88-260",
+     "a manual trigger of one handler: a run of its schedule (state written), or a job outside the loop "
+     "that leaves the schedule's state alone"},
 };
 
 /* --- the state file and the due index ------------------------------------- */
@@ -237,6 +250,8 @@ static uint64_t fire(struct policy *p, uint32_t h, enum run_reason why, int64_t 
         return 0;
     }
     s->run = run;
+    if (p->anchor == ANCHOR_START && p->role[h] == ROLE_INTERVAL)
+        s->next_run_at = now_us + sched_interval(p, h); /* written with the trigger time */
     if (rq.due_us >= 0)
         s->next_due = sim_sched_next(p->sim, h, now_us, 0);
     p->running[p->t->h_inst[h]]++;
@@ -260,12 +275,46 @@ static int cmp_u32(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
+/* scope=host: the pass goes on from pass_pos in configuration order; it
+ * triggers the next due schedule and waits for its job (on_run_end comes
+ * back here); at its end the loop sleeps check_interval from now (a new
+ * ticker: the loop's rhythm starts over after every pass that ran a job). */
+static void pass_continue(struct policy *p, int64_t now_us)
+{
+    for (uint32_t h = p->pass_pos; h < p->t->nh; h++) {
+        const struct job *j = jobs_get(&p->ix, h);
+        if (j->status != JOB_PENDING || j->available_us > now_us)
+            continue;
+        jobs_update(&p->ix, h, JOB_COMPLETED, SIM_NEVER);
+        if (fire(p, h, reason_of(p, h), now_us)) {
+            p->pass_pos = h + 1;
+            p->in_pass = 1;
+            return;
+        }
+    }
+    int ran = p->in_pass;
+    p->in_pass = 0;
+    p->pass_pos = 0;
+    if (ran) {
+        sim_ticker_stop(p->sim, p->ticker);
+        p->ticker = sim_ticker_new(p->sim, p->check_us, T_CHECK);
+    }
+    arm(p, now_us + 1);
+}
+
 /* One iteration of the PRD's loop: every schedule with next_run_at <= now,
  * in configuration order (workflow instances, then handlers: handler ids),
  * starts unless its workflow is at capacity, in which case it waits (still
  * due) until a run of that workflow ends. */
 static void check(struct policy *p, int64_t now_us)
 {
+    if (p->host_scope) {
+        if (!p->in_pass) {
+            p->pass_pos = 0;
+            pass_continue(p, now_us);
+        }
+        return;
+    }
     uint32_t n = 0;
     uint64_t id;
     while ((id = jobs_next_due(&p->ix, now_us)) != UINT64_MAX) {
@@ -305,6 +354,8 @@ static struct policy *interval_create(struct sim *sim, void *durable, const stru
     p->recover = (int)params_get(ps, "recover");
     p->backoff = (int)params_get(ps, "backoff");
     p->backoff_max_us = params_get(ps, "backoff_max");
+    p->host_scope = params_get(ps, "scope") == 1;
+    p->manual_outside = params_get(ps, "manual") == 1;
     uint32_t nh = p->t->nh, ni = p->t->ninst;
     p->role = xcalloc(nh ? nh : 1, sizeof *p->role);
     p->running = xcalloc(ni ? ni : 1, sizeof *p->running);
@@ -377,6 +428,10 @@ static void interval_on_run_end(struct policy *p, const struct run_result *r, in
 {
     uint32_t h = r->handler, inst = p->t->h_inst[h];
     struct isched *s = &p->d->s[h];
+    if (r->run == p->outside_run) {
+        p->outside_run = 0; /* a manual job outside the loop: no state written */
+        return;
+    }
     SIM_ASSERT(s->status == ST_RUNNING && s->run == r->run);
     SIM_ASSERT(p->running[inst] > 0 && p->nrunning > 0);
     p->running[inst]--;
@@ -397,6 +452,11 @@ static void interval_on_run_end(struct policy *p, const struct run_result *r, in
         ix_put(p, w);
     }
     p->wait_head[inst] = NO_HANDLER;
+    if (p->host_scope) {
+        if (!p->stopping)
+            pass_continue(p, now_us);
+        return;
+    }
     arm(p, now_us);
 }
 
@@ -421,6 +481,83 @@ static void interval_on_trigger(struct policy *p, uint32_t inst, int64_t now_us)
     arm(p, now_us + 1);
 }
 
+/* A manual trigger of one handler.  manual=schedule: a run of its
+ * schedule, as the workflow trigger does; manual=outside: herdctl's
+ * trigger(agent, schedule): refused at capacity, else a job that the
+ * scheduler does not count and whose schedule state it does not touch. */
+static void interval_on_trigger_ex(struct policy *p, const struct sim_trigger *t, int64_t now_us)
+{
+    if (t->handler == UINT32_MAX) {
+        interval_on_trigger(p, t->inst, now_us);
+        return;
+    }
+    uint32_t h = t->handler;
+    if (p->running[t->inst] >= p->max_concurrent || p->stopping)
+        return; /* ConcurrencyLimitError */
+    if (p->manual_outside) {
+        if (p->outside_run)
+            return;
+        struct run_req rq = RUN_REQ_INIT;
+        rq.handler = h;
+        rq.reason = REASON_MANUAL;
+        p->outside_run = sim_run_start(p->sim, &rq);
+        return;
+    }
+    if (p->role[h] == ROLE_SKIP || p->d->s[h].status != ST_IDLE || (p->host_scope && p->in_pass))
+        return;
+    jobs_update(&p->ix, h, JOB_COMPLETED, SIM_NEVER);
+    fire(p, h, REASON_MANUAL, now_us);
+    if (!p->host_scope)
+        arm(p, now_us + 1);
+}
+
+/* enableSchedule / disableSchedule / a changed interval: the state file's
+ * status, and the next trigger from the last run (herdctl reads
+ * last_run_at + interval at its next check). */
+static void interval_on_schedule_change(struct policy *p, uint32_t h, int64_t now_us)
+{
+    struct isched *s = &p->d->s[h];
+    struct sim_sched_info si;
+    sim_sched_info(p->sim, h, &si);
+    if (si.disabled) {
+        if (s->status == ST_IDLE)
+            s->status = ST_DISABLED;
+    } else {
+        if (s->status == ST_DISABLED)
+            s->status = ST_IDLE;
+        if (p->role[h] == ROLE_INTERVAL && si.kind != SIM_SCHED_EVERY)
+            p->role[h] = p->cron == CRON_RUN ? ROLE_CALENDAR : ROLE_SKIP;
+        else if (p->role[h] != ROLE_CONSUMER && si.kind == SIM_SCHED_EVERY)
+            p->role[h] = ROLE_INTERVAL;
+        if (s->status == ST_IDLE && s->run) {
+            struct sim_run_info ri;
+            sim_run_get(p->sim, s->run, &ri);
+            int64_t next = next_trigger(p, h, ri.start_us, s->last_run_at);
+            s->next_run_at = next < now_us ? now_us : next;
+        } else if (s->status == ST_IDLE) {
+            s->next_run_at = p->role[h] == ROLE_CALENDAR ? sim_sched_next(p->sim, h, now_us, 1) : now_us;
+        }
+    }
+    ix_put(p, h);
+    if (!p->host_scope || !p->in_pass)
+        arm(p, now_us);
+}
+
+static const struct variant_setting herdctl_settings[] = {
+    {"scope", "host", "packages/core/src/scheduler/scheduler.ts 380-397, 612-653; fleet-manager.ts 1621-1634"},
+    {"anchor", "start", "scheduler.ts 475-494, 631-641 (next from last_run_at, the trigger time)"},
+    {"recover", "reset", "scheduler.ts 168-169, 433-458 (a persisted 'running' is ignored)"},
+    {"no_work", "run", "schedule-executor.ts (no work source in the fleet path)"},
+    {"cron", "run", "scheduler.ts 522-557; cron.ts (cron schedules, PRD 9 built)"},
+    {"manual", "outside", "packages/core/src/fleet-manager/job-control.ts 88-260"},
+};
+
+static const struct policy_variant interval_variants[] = {
+    {"herdctl", "herdctl as built: one job at a time for the fleet, interval from the trigger, state reset at start",
+     "edspencer/herdctl@9b1e34ac673f761d58f20a85ba0f6cda51d72948 packages/core/src/", "herdctl", herdctl_settings,
+     (int)(sizeof herdctl_settings / sizeof herdctl_settings[0])},
+};
+
 const struct policy_ops policy_interval = {
     .abi = POLICY_ABI,
     .name = "interval",
@@ -439,4 +576,8 @@ const struct policy_ops policy_interval = {
     .on_run_end = interval_on_run_end,
     .on_trigger = interval_on_trigger,
     .on_stop = interval_on_stop,
+    .on_schedule_change = interval_on_schedule_change,
+    .on_trigger_ex = interval_on_trigger_ex,
+    .variants = interval_variants,
+    .nvariants = (int)(sizeof interval_variants / sizeof interval_variants[0]),
 };

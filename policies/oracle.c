@@ -198,6 +198,15 @@ static void oracle_on_trigger(struct policy *p, uint32_t inst, int64_t now_us)
             producer_fire(p, h, -1, REASON_MANUAL);
 }
 
+/* The ideal learns of a schedule change at once: its next due is the new
+ * schedule's first instant from now. */
+static void oracle_on_schedule_change(struct policy *p, uint32_t h, int64_t now_us)
+{
+    sim_timer_cancel(p->sim, p->timer[h]);
+    p->d->next_due[h] = sim_sched_next(p->sim, h, now_us, 1);
+    producer_arm(p, h, now_us);
+}
+
 const struct policy_ops policy_oracle = {
     .abi = POLICY_ABI,
     .name = "oracle",
@@ -215,4 +224,5 @@ const struct policy_ops policy_oracle = {
     .on_timer = oracle_on_timer,
     .on_run_end = oracle_on_run_end,
     .on_trigger = oracle_on_trigger,
+    .on_schedule_change = oracle_on_schedule_change,
 };

@@ -104,6 +104,13 @@ static void poll_on_trigger(struct policy *p, uint32_t inst, int64_t now_us)
     }
 }
 
+/* A changed schedule: the next due is its first instant from now, served
+ * at the next poll. */
+static void poll_on_schedule_change(struct policy *p, uint32_t h, int64_t now_us)
+{
+    p->d->next_due[h] = sim_sched_next(p->sim, h, now_us, 1);
+}
+
 const struct policy_ops policy_poll = {
     .abi = POLICY_ABI,
     .name = "poll",
@@ -121,4 +128,5 @@ const struct policy_ops policy_poll = {
     .on_timer = poll_on_timer,
     .on_run_end = poll_on_run_end,
     .on_trigger = poll_on_trigger,
+    .on_schedule_change = poll_on_schedule_change,
 };

@@ -58,11 +58,12 @@
 #include "sim/jobs.h"
 #include "sim/cal.h"
 #include "sim/policy_api.h"
+#include "sim/rng.h"
 #include "sim/util.h"
 
 enum { T_POLL = 1, T_NEXT, T_HEARTBEAT, T_COORD, T_WATCHDOG };
 enum { DESIGN_VISTIMEOUT, DESIGN_LEASE };
-enum { NOTIFY_ON, NOTIFY_OFF, NOTIFY_BROKEN };
+enum { NOTIFY_ON, NOTIFY_OFF, NOTIFY_BROKEN, NOTIFY_NEW_ONLY };
 enum { ATTEMPTS_FAILURES, ATTEMPTS_CLAIMS };
 enum { W_IDLE, W_BUSY, W_DOWN };
 /* Why a row is claimable: the reason its next run reports. */
@@ -72,6 +73,7 @@ enum { WHY_EVENT, WHY_FIRE, WHY_MANUAL, WHY_WAKE, WHY_RETRY };
 
 /* What a job row holds beyond struct job (same index). */
 struct vt_row {
+    int64_t deadline_us;           /* job_deadline: when it fails for good, SIM_NEVER none */
     uint64_t cached_run;           /* run whose mutate step result is recorded, 0 none */
     uint32_t locked_by;            /* worker (1-based) of the latest claim, 0 none */
     uint32_t failures;             /* step failures (and, for lease, orphanings) so far */
@@ -86,6 +88,7 @@ struct vt_pend {                   /* a correlate consumer's pending events */
 struct vt_durable {
     struct jobtab jobs;            /* workflow_runs: available_us = available_at */
     struct jobtab timed;           /* lease design: row i = job i's locked_until / wake_up_at / retry_at */
+    struct jobtab pendq;           /* claim_order=pending_first: row i = job i while PENDING */
     struct vt_row *rows;           /* [jobs.n] */
     size_t rows_cap;
     struct jobtab scheds;          /* one row per producer schedule: available_us = next fire */
@@ -98,6 +101,7 @@ struct vt_durable {
 
 struct worker {
     uint8_t state;                 /* W_* */
+    uint32_t empty_polls;          /* poll_min: empty polls in a row */
     uint64_t run, job;             /* while BUSY */
     int64_t t0_us;                 /* process start: the phase of its heartbeats */
     sim_timer poll, heartbeat;
@@ -109,7 +113,10 @@ struct policy {
     const struct sim_topo *t;
 
     int design, notify, attempts_mode, cron_utc, extend;
-    uint32_t nworkers, max_catchup, max_attempts;
+    int pending_first, lease_direct, extend_cumulative, job_deadline;
+    uint32_t idle_polls;           /* per worker below: consecutive empty polls (poll_min) */
+    int64_t poll_min_us;
+    uint32_t nworkers, max_catchup, max_attempts, retry_steps;
     int64_t vt_us, hb_us, ext_us, lease_us, watchdog_us, coord_us, poll_us;
     struct backoff retry;
     struct sim_sched_opts sched_opts;
@@ -150,9 +157,11 @@ static const struct param_def vt_params[] = {
     {"coordinator_interval", PARAM_DURATION, "5s", NULL, US_PER_MS, US_PER_DAY,
      "seed 002, Phase 5 default_coordinator_interval_secs = 5 (the scheduler's 5s before)",
      "the loop that fires due producer schedules"},
-    {"notify", PARAM_ENUM, "on", "on|off|broken", 0, 0,
-     "seed 002, Architecture (LISTEN/NOTIFY) and Phase 1 (broken: the channel-name mismatch)",
-     "on: idle workers are woken when a job is created; off/broken: each idle worker polls"},
+    {"notify", PARAM_ENUM, "on", "on|off|broken|new_only", 0, 0,
+     "seed 002, Architecture (LISTEN/NOTIFY) and Phase 1 (broken: the channel-name mismatch); new_only: "
+     "Kagzi@ba2b357 crates/kagzi-server/src/worker_service.rs 272-390",
+     "on: idle workers are woken when a job is created or becomes available; off/broken: each idle worker "
+     "polls; new_only: woken for new jobs only, time-based availability waits for the poll_interval hold"},
     {"poll_interval", PARAM_DURATION, "60s", NULL, US_PER_MS, US_PER_DAY,
      "as built: the server's poll_timeout_secs = 60 (seed 002 gives none)",
      "how often an idle worker polls when notify is off or broken"},
@@ -171,6 +180,30 @@ static const struct param_def vt_params[] = {
      "as built: RetryPolicy maximum_interval 60000 ms", "largest backoff (a cap below retry_base is retry_base)"},
     {"cron_tz", PARAM_ENUM, "schedule", "schedule|utc", 0, 0, "as built (spec 4): cron evaluated in UTC",
      "schedule: cron fires in the schedule's zone; utc: in UTC whatever the zone"},
+    {"claim_order", PARAM_ENUM, "available", "available|pending_first", 0, 0,
+     "seed 002 Phase 3 (ORDER BY available_at); pending_first: openworkflow packages/openworkflow/postgres/"
+     "backend.ts 476-529, Kagzi@578347f crates/kagzi-store/src/postgres/workflow/queue.rs 10-64",
+     "the poll takes the earliest available row, or any due PENDING row before expired leases and sleepers"},
+    {"lease_poll", PARAM_ENUM, "pending", "pending|direct", 0, 0,
+     "seed 002 Phase 3 (current flow: the watchdog makes rows PENDING); direct: Kagzi@578347f queue.rs 25-29",
+     "design=lease: the poll takes PENDING rows only, or also due sleepers and expired leases itself"},
+    {"extend_from", PARAM_ENUM, "now", "now|available", 0, 0,
+     "as built (spec 4: 10s/45s); available: Kagzi@ba2b357 crates/kagzi-store/src/postgres/workflow/state.rs "
+     "834-852",
+     "a heartbeat sets available_at = now + extension, or max(available_at, now) + extension (cumulative)"},
+    {"retry_steps", PARAM_INT, "0", NULL, 0, 64,
+     "as built RetryPolicy (no limit); 3: Kagzi@ba2b357 crates/kagzi-store/src/models/workflow.rs 61-78 "
+     "(backon ExponentialBuilder max_times 3)",
+     "after this many doublings the backoff is retry_cap (0: doubling until the cap)"},
+    {"poll_min", PARAM_DURATION, "0", NULL, 0, US_PER_DAY,
+     "seed 002 gives none; 100ms: openworkflow packages/openworkflow/worker/worker.ts 13-19, 314-326",
+     "notify off: 0 polls every poll_interval; else an idle worker's polls back off from this, doubling up "
+     "to poll_interval, times a random factor in [0.5, 1]"},
+    {"job_deadline", PARAM_BOOL, "false", NULL, 0, 0,
+     "seed 002 has no deadlines; true: openworkflow postgres/backend.ts 484-506, core/workflow-definition.ts "
+     "153-209",
+     "a job's deadline (its creation + the handler's `deadline`) fails it at the next claim, and no retry is "
+     "scheduled at or past it"},
 };
 
 /* --- small helpers ---------------------------------------------------------- */
@@ -203,17 +236,32 @@ static void set_timed(struct policy *p, uint64_t id, enum job_status st, int64_t
         jobs_update(&p->d->timed, id, st, at_us);
 }
 
+/* Every change of a job row's status and time goes through here, so that
+ * the PENDING mirror (claim_order=pending_first) stays exact. */
+static void row_put(struct policy *p, uint64_t id, enum job_status st, int64_t at_us)
+{
+    jobs_update(&p->d->jobs, id, st, at_us);
+    if (p->pending_first)
+        jobs_update(&p->d->pendq, id, st == JOB_PENDING ? JOB_PENDING : JOB_COMPLETED,
+                    st == JOB_PENDING ? at_us : SIM_NEVER);
+}
+
 static uint64_t job_new(struct policy *p, uint32_t h, int64_t due_us, uint64_t item, uint8_t why, int64_t now_us)
 {
     struct vt_durable *d = p->d;
     struct job j = {.handler = h, .status = JOB_PENDING, .available_us = now_us, .due_us = due_us, .item = item};
     uint64_t id = jobs_add(&d->jobs, &j);
+    if (p->pending_first) {
+        uint64_t pid = jobs_add(&d->pendq, &j);
+        SIM_ASSERT(pid == id);
+    }
     if (id >= d->rows_cap) {
         size_t cap = d->rows_cap ? d->rows_cap * 2 : 64;
         d->rows = sim_drealloc(p->sim, d->rows, cap * sizeof *d->rows);
         d->rows_cap = cap;
     }
-    d->rows[id] = (struct vt_row){.why = why};
+    int64_t dl = p->job_deadline ? sim_deadline(p->sim, h) : SIM_NEVER;
+    d->rows[id] = (struct vt_row){.why = why, .deadline_us = dl == SIM_NEVER ? SIM_NEVER : now_us + dl};
     if (p->design == DESIGN_LEASE) {
         struct job t = {.handler = h, .status = JOB_COMPLETED, .available_us = SIM_NEVER, .item = id};
         uint64_t tid = jobs_add(&d->timed, &t);
@@ -290,6 +338,41 @@ static int64_t next_heartbeat(const struct policy *p, uint32_t k, int64_t now_us
     return t0 + ((now_us - t0) / p->hb_us + 1) * p->hb_us;
 }
 
+static void row_complete(struct policy *p, uint64_t id, enum job_status st);
+
+/* The row the poll query takes now, NONE if none: the earliest available
+ * (claim_order=pending_first: a PENDING row first); with lease_poll=direct
+ * also a due sleeper or an expired lease of the lease design's timed
+ * table; with job_deadline, rows past their deadline are failed instead. */
+static uint64_t next_claimable(struct policy *p, int64_t now_us)
+{
+    struct vt_durable *d = p->d;
+    for (;;) {
+        uint64_t id = p->pending_first ? jobs_next_due(&d->pendq, now_us) : NONE;
+        if (id == NONE)
+            id = jobs_next_due(&d->jobs, now_us);
+        if (id == NONE && p->design == DESIGN_LEASE && p->lease_direct)
+            id = jobs_next_due(&d->timed, now_us);
+        if (id == NONE || row_of(p, id)->deadline_us > now_us)
+            return id;
+        row_complete(p, id, JOB_FAILED); /* "Workflow run deadline exceeded" */
+    }
+}
+
+/* A heartbeat's new available_at (design=vistimeout). */
+static int64_t extended(const struct policy *p, const struct job *j, int64_t now_us)
+{
+    int64_t from = p->extend_cumulative && j->available_us > now_us ? j->available_us : now_us;
+    return from + p->ext_us;
+}
+
+static int64_t retry_delay(const struct policy *p, uint32_t n)
+{
+    if (p->retry_steps && n > p->retry_steps)
+        return p->retry.cap_us;
+    return backoff_delay(&p->retry, n);
+}
+
 /* The poll query's UPDATE and the start of the run: worker k takes row id. */
 static void claim(struct policy *p, uint32_t k, uint64_t id, int64_t now_us)
 {
@@ -336,15 +419,16 @@ static void claim(struct policy *p, uint32_t k, uint64_t id, int64_t now_us)
     }
 
     if (p->design == DESIGN_LEASE) {
-        jobs_update(&d->jobs, id, JOB_RUNNING, SIM_NEVER);
+        row_put(p, id, JOB_RUNNING, SIM_NEVER);
         set_timed(p, id, JOB_RUNNING, now_us + p->lease_us);
     } else {
-        jobs_update(&d->jobs, id, JOB_RUNNING, now_us + p->vt_us);
+        row_put(p, id, JOB_RUNNING, now_us + p->vt_us);
     }
     x->locked_by = k + 1;
 
     sim_timer_cancel(p->sim, wk->poll);
     wk->poll = 0;
+    wk->empty_polls = 0;
     worker_set(p, k, W_BUSY);
     wk->job = id;
     wk->run = sim_run_start(p->sim, &rq);
@@ -361,14 +445,23 @@ static void worker_poll(struct policy *p, uint32_t k, int64_t now_us)
     if (wk->state != W_IDLE || p->stopping)
         return;
     if (!p->server_down) {
-        uint64_t id = jobs_next_due(&p->d->jobs, now_us);
+        uint64_t id = next_claimable(p, now_us);
         if (id != NONE) {
             claim(p, k, id, now_us);
             return;
         }
     }
-    if (p->notify != NOTIFY_ON && !wk->poll)
-        wk->poll = sim_timer_at(p->sim, now_us + p->poll_us, T_POLL, k);
+    if (p->notify != NOTIFY_ON && !wk->poll) {
+        int64_t wait = p->poll_us;
+        if (p->poll_min_us && p->notify != NOTIFY_NEW_ONLY) {
+            /* An idle worker backs off: min * 2^(n-1) up to poll_interval,
+             * times a random factor in [0.5, 1]. */
+            struct backoff b = backoff_exp(p->poll_min_us, p->poll_us, 0);
+            wait = backoff_delay(&b, ++wk->empty_polls);
+            wait = wait / 2 + (int64_t)rng_below(sim_policy_rng(p->sim), (uint64_t)(wait - wait / 2) + 1);
+        }
+        wk->poll = sim_timer_at(p->sim, now_us + wait, T_POLL, k);
+    }
 }
 
 static void ticker_arm(struct policy *p, int ticker, int64_t at_us, int64_t now_us)
@@ -405,14 +498,14 @@ static void arm_next(struct policy *p, int64_t now_us)
  * first; with notify off or broken nobody hears it. */
 static void notify_all(struct policy *p, int64_t now_us)
 {
-    if (p->notify != NOTIFY_ON || p->server_down || p->stopping)
+    if ((p->notify != NOTIFY_ON && p->notify != NOTIFY_NEW_ONLY) || p->server_down || p->stopping)
         return;
     /* O(workers) at most; stops at the first worker that finds nothing,
      * since the others would find nothing either. */
     for (uint32_t k = 0; k < p->nworkers && p->nidle > 0; k++) {
         if (p->wk[k].state != W_IDLE)
             continue;
-        uint64_t id = jobs_next_due(&p->d->jobs, now_us);
+        uint64_t id = next_claimable(p, now_us);
         if (id == NONE)
             break;
         claim(p, k, id, now_us);
@@ -423,7 +516,7 @@ static void notify_all(struct policy *p, int64_t now_us)
 
 static void row_complete(struct policy *p, uint64_t id, enum job_status st)
 {
-    jobs_update(&p->d->jobs, id, st, SIM_NEVER);
+    row_put(p, id, st, SIM_NEVER);
     set_timed(p, id, JOB_COMPLETED, SIM_NEVER);
 }
 
@@ -431,10 +524,10 @@ static void row_sleep(struct policy *p, uint64_t id, int64_t wake_us)
 {
     row_of(p, id)->why = WHY_WAKE;
     if (p->design == DESIGN_LEASE) {
-        jobs_update(&p->d->jobs, id, JOB_SLEEPING, SIM_NEVER);
+        row_put(p, id, JOB_SLEEPING, SIM_NEVER);
         set_timed(p, id, JOB_SLEEPING, wake_us);
     } else {
-        jobs_update(&p->d->jobs, id, JOB_SLEEPING, wake_us);
+        row_put(p, id, JOB_SLEEPING, wake_us);
     }
 }
 
@@ -448,17 +541,17 @@ static void row_fail(struct policy *p, uint64_t id, int fatal, int64_t now_us)
     if (n < 1)
         n = 1;
     /* Kagzi's should_retry(attempt) is attempt < maximum_attempts. */
-    if (fatal || n >= p->max_attempts) {
+    int64_t at = now_us + retry_delay(p, n);
+    if (fatal || n >= p->max_attempts || at >= x->deadline_us) {
         row_complete(p, id, JOB_FAILED);
         return;
     }
-    int64_t at = now_us + backoff_delay(&p->retry, n);
     x->why = WHY_RETRY;
     if (p->design == DESIGN_LEASE) {
-        jobs_update(&p->d->jobs, id, JOB_PENDING, SIM_NEVER);
+        row_put(p, id, JOB_PENDING, SIM_NEVER);
         set_timed(p, id, JOB_PENDING, at);
     } else {
-        jobs_update(&p->d->jobs, id, JOB_PENDING, at);
+        row_put(p, id, JOB_PENDING, at);
     }
 }
 
@@ -545,7 +638,7 @@ static void watchdog_tick(struct policy *p, int64_t now_us)
             row_fail(p, id, 0, now_us);
         } else {
             set_timed(p, id, JOB_COMPLETED, SIM_NEVER);
-            jobs_update(&d->jobs, id, JOB_PENDING, now_us);
+            row_put(p, id, JOB_PENDING, now_us);
             woke = 1;
         }
     }
@@ -578,6 +671,12 @@ static struct policy *vt_create(struct sim *sim, void *durable, const struct par
     int64_t base = params_get(ps, "retry_base"), cap = params_get(ps, "retry_cap");
     p->retry = backoff_exp(base, cap < base ? base : cap, 0);
     p->cron_utc = (int)params_get(ps, "cron_tz") == 1;
+    p->pending_first = params_get(ps, "claim_order") == 1;
+    p->lease_direct = params_get(ps, "lease_poll") == 1;
+    p->extend_cumulative = params_get(ps, "extend_from") == 1;
+    p->retry_steps = (uint32_t)params_get(ps, "retry_steps");
+    p->poll_min_us = params_get(ps, "poll_min");
+    p->job_deadline = (int)params_get(ps, "job_deadline");
     if (p->cron_utc) {
         char err[128];
         SIM_ASSERT(cal_zone_get("UTC", &p->sched_opts.zone, err, sizeof err) == 0); /* UTC is built in */
@@ -590,6 +689,7 @@ static struct policy *vt_create(struct sim *sim, void *durable, const struct par
         d->init = 1;
         jobs_init(&d->jobs, sim_durable_realloc, sim);
         jobs_init(&d->timed, sim_durable_realloc, sim);
+        jobs_init(&d->pendq, sim_durable_realloc, sim);
         jobs_init(&d->scheds, sim_durable_realloc, sim);
         uint32_t nprod = 0;
         for (uint32_t h = 0; h < p->t->nh; h++)
@@ -701,7 +801,7 @@ static void vt_on_timer(struct policy *p, uint32_t tag, uint64_t arg, int64_t no
             if (p->design == DESIGN_LEASE)
                 set_timed(p, wk->job, JOB_RUNNING, now_us + p->lease_us);
             else
-                jobs_update(&p->d->jobs, wk->job, JOB_RUNNING, now_us + p->ext_us);
+                row_put(p, wk->job, JOB_RUNNING, extended(p, j, now_us));
         }
         wk->heartbeat = sim_timer_at(p->sim, now_us + p->hb_us, T_HEARTBEAT, k);
         break;
@@ -836,6 +936,94 @@ static void vt_on_part(struct policy *p, int target, uint32_t index, int up, int
     arm_next(p, now_us);
 }
 
+/* A producer's schedule changed (the schedule row is updated): disabled,
+ * no next fire; otherwise the first fire from now, the missed ones
+ * skipped (Kagzi's enable and resume compute the next fire after now). */
+static void vt_on_schedule_change(struct policy *p, uint32_t h, int64_t now_us)
+{
+    struct vt_durable *d = p->d;
+    for (uint64_t sid = 0; sid < d->scheds.n; sid++) {
+        if (jobs_get(&d->scheds, sid)->handler != h)
+            continue;
+        int64_t nf = sched_next(p, h, now_us, 1);
+        d->next_fire[sid] = nf;
+        d->last_fired[sid] = nf == SIM_NEVER ? now_us : nf - 1;
+        jobs_update(&d->scheds, sid, nf == SIM_NEVER ? JOB_COMPLETED : JOB_PENDING, nf);
+        break;
+    }
+    int64_t at = SIM_NEVER;
+    jobs_peek(&d->scheds, &at);
+    ticker_arm(p, p->coord, at, now_us);
+    arm_next(p, now_us);
+}
+
+/* A manual run of one producer: one job for it (a consumer's trigger has
+ * no meaning here: its jobs are its events). */
+static void vt_on_trigger_ex(struct policy *p, const struct sim_trigger *t, int64_t now_us)
+{
+    if (t->handler == UINT32_MAX) {
+        vt_on_trigger(p, t->inst, now_us);
+        return;
+    }
+    if (!is_consumer(p, t->handler)) {
+        job_new(p, t->handler, -1, UINT64_MAX, WHY_MANUAL, now_us);
+        notify_all(p, now_us);
+    }
+    arm_next(p, now_us);
+}
+
+static const struct variant_setting kagzi_settings[] = {
+    {"visibility_timeout", "60s", "crates/kagzi-server/src/config.rs 86-95 (visibility timeout 60 s)"},
+    {"heartbeat_extend", "true", "crates/kagzi-server/src/worker_service.rs 171-215 (extension on heartbeat)"},
+    {"heartbeat_interval", "10s", "config.rs 86-95 (worker heartbeat 10 s)"},
+    {"heartbeat_extension", "45s", "config.rs 86-95 (extension 45 s)"},
+    {"extend_from", "available", "crates/kagzi-store/src/postgres/workflow/state.rs 834-852 (GREATEST(available_at, NOW()) + ext)"},
+    {"max_catchup", "50", "crates/kagzi-server/src/coordinator.rs 137-163; config.rs 60-70"},
+    {"attempts", "failures", "crates/kagzi-store/src/postgres/step.rs 463-500 (only step failures count)"},
+    {"retry_steps", "3", "crates/kagzi-store/src/models/workflow.rs 61-78 (backon 1.6 ExponentialBuilder, 3 steps)"},
+    {"cron_tz", "utc", "crates/kagzi-server/src/coordinator.rs (chrono Utc)"},
+    {"notify", "new_only", "crates/kagzi-server/src/worker_service.rs 272-390 (PollTask: notified for new rows)"},
+    {"poll_interval", "60s", "config.rs 125-131 (poll hold 60 s)"},
+};
+
+static const struct variant_setting kagzi_before_settings[] = {
+    {"design", "lease", "crates/kagzi-server/src/worker_service.rs 52, 288-293 (locked_until = now + 30 s)"},
+    {"lease_poll", "direct", "crates/kagzi-store/src/postgres/workflow/queue.rs 10-64 (poll claims sleepers, expired locks)"},
+    {"claim_order", "pending_first", "queue.rs 31 (ORDER BY wake_up_at NULLS FIRST, created_at)"},
+    {"attempts", "claims", "queue.rs 35-41 (attempts + 1 at every claim); watchdog.rs 100-136"},
+    {"max_catchup", "0", "crates/kagzi-server/src/scheduler.rs 27-46, 146-241 (every missed fire, oldest first)"},
+    {"cron_tz", "utc", "scheduler.rs 17-25 (UTC)"},
+};
+
+static const struct variant_setting owf_settings[] = {
+    {"visibility_timeout", "30s", "packages/openworkflow/worker/worker.ts 12 (DEFAULT_LEASE_DURATION_MS)"},
+    {"heartbeat_extend", "true", "worker.ts 270-285 (startHeartbeat); postgres/backend.ts 531-547"},
+    {"heartbeat_interval", "15s", "worker.ts 270-285 (every lease / 2)"},
+    {"heartbeat_extension", "30s", "postgres/backend.ts 531-547 (available_at = now + lease)"},
+    {"claim_order", "pending_first", "postgres/backend.ts 507-510 (pending runs first)"},
+    {"attempts", "claims", "postgres/backend.ts 513-524 (attempts + 1 at every claim)"},
+    {"max_attempts", "1", "core/workflow-definition.ts 136-141 (DEFAULT_WORKFLOW_RETRY_POLICY)"},
+    {"retry_base", "1s", "core/workflow-definition.ts 136-141 (1 s x 2)"},
+    {"retry_cap", "100s", "core/workflow-definition.ts 136-141 (maximum 100 s)"},
+    {"notify", "off", "worker.ts 132-149 (a poll loop, no notification)"},
+    {"poll_interval", "1s", "worker.ts 13-19 (idle backoff up to 1 s)"},
+    {"poll_min", "100ms", "worker.ts 13-19, 314-326 (from 100 ms, x 2, jitter 0.5-1)"},
+    {"workers", "1", "worker.ts 20 (concurrency 1)"},
+    {"job_deadline", "true", "postgres/backend.ts 484-506; core/workflow-definition.ts 153-209"},
+};
+
+static const struct policy_variant vt_variants[] = {
+    {"kagzi", "Kagzi as built (HEAD): cumulative lease extension, 3-step backoff, notifications for new rows only",
+     "spa5k/Kagzi@ba2b3572e5f6ba39bf818ddc73d72462f7c8e623 crates/", "kagzi", kagzi_settings,
+     (int)(sizeof kagzi_settings / sizeof kagzi_settings[0])},
+    {"kagzi-before", "Kagzi before the simplification: leases, a poll that claims sleepers and expired locks",
+     "spa5k/Kagzi@578347f0161d77a876528f1de82c4dd0929b2e89 crates/", "kagzi-before", kagzi_before_settings,
+     (int)(sizeof kagzi_before_settings / sizeof kagzi_before_settings[0])},
+    {"openworkflow", "OpenWorkflow's lease queue: pending runs first, 30 s leases, one attempt, run deadlines",
+     "openworkflowdev/openworkflow@46dcc85d230bb54894dc4bab022a1ce34cc11c13 packages/openworkflow/", "simrun",
+     owf_settings, (int)(sizeof owf_settings / sizeof owf_settings[0])},
+};
+
 const struct policy_ops policy_vistimeout = {
     .abi = POLICY_ABI,
     .name = "vistimeout",
@@ -860,4 +1048,8 @@ const struct policy_ops policy_vistimeout = {
     .on_part = vt_on_part,
     .on_horizon = NULL,
     .on_stop = vt_on_stop,
+    .on_schedule_change = vt_on_schedule_change,
+    .on_trigger_ex = vt_on_trigger_ex,
+    .variants = vt_variants,
+    .nvariants = (int)(sizeof vt_variants / sizeof vt_variants[0]),
 };

@@ -81,6 +81,7 @@ struct wk_wf {
     uint8_t why;                   /* enum pause_why */
     uint8_t after_crash;           /* the held run was cut by a crash */
     uint32_t attempts;             /* transient failures in a row */
+    uint32_t fixes;                /* auto-fixes in a row (autofix_max) */
     int64_t retry_at;              /* WF_PAUSED: when the next run may start */
     int64_t sleep_until;           /* granularity=workflow: the one wake time, SIM_NEVER none */
     uint64_t retry_row, sleep_row; /* rows in wk_durable.rows */
@@ -108,6 +109,8 @@ struct policy {
     int recover_all;               /* recover_dirty=all */
     int producers_first;
     int reset_always;              /* phase_reset=always */
+    int anchor_commit, host_scope, check_at_start, recheck_now, by_declaration, block, reset_on_change;
+    uint32_t autofix_max;
     struct backoff bo;
     /* volatile scheduler state, [nh] */
     uint8_t *dirty, *queued, *manual, *woken;
@@ -158,6 +161,34 @@ static const struct param_def wakeat_params[] = {
     {"phase_reset", PARAM_ENUM, "before_mutated", "before_mutated|always", 0, 0,
      "seed 001 'Phase Reset Rules'; always: counterfactual",
      "when a failed or crashed run's successor starts fresh (always: even after its mutation)"},
+    {"anchor", PARAM_ENUM, "nominal", "nominal|commit", 0, 0,
+     "seed 000 'Why producers need queued' (next_run_at moves to the next interval); commit: keep.ai "
+     "packages/agent/src/handler-state-machine.ts 597-609 and schedule-utils.ts 51-76",
+     "a producer's next_run_at: the schedule's next instant when it fires, or its commit + the interval"},
+    {"scope", PARAM_ENUM, "workflow", "workflow|host", 0, 0,
+     "seed 001 'Single-Threaded Execution'; host: keep.ai packages/agent/src/workflow-scheduler.ts 384-425, "
+     "503-613",
+     "one run at a time per workflow, or on the whole host (newest workflow first: retries, due producers, "
+     "then consumers)"},
+    {"check_at_start", PARAM_BOOL, "false", NULL, 0, 0,
+     "seed 000 'Concurrency Model' (a check loop); true: keep.ai workflow-scheduler.ts 235-238",
+     "tick mode: the first check is at start, not one tick later"},
+    {"recheck", PARAM_ENUM, "tick", "tick|at_once", 0, 0,
+     "seed 000 'Concurrency Model'; at_once: keep.ai workflow-scheduler.ts 424 and "
+     "session-orchestration.ts 279-440",
+     "tick mode: after a run ends, wait for the next tick or check again at once"},
+    {"consumer_order", PARAM_ENUM, "oldest_event", "oldest_event|declaration", 0, 0,
+     "seed 001 'Priority'; declaration: keep.ai session-orchestration.ts 177-243",
+     "which runnable consumer runs first: the one with the oldest pending event, or the first declared"},
+    {"escalate", PARAM_ENUM, "autofix", "autofix|block", 0, 0,
+     "seed 001 'Retry Flow' (escalation unnamed); block: keep.ai workflow-scheduler.ts 67-114",
+     "after backoff_max transient retries: an auto-fix chain, or the workflow is blocked for the user"},
+    {"autofix_max", PARAM_INT, "0", NULL, 0, 1000,
+     "seed 001 'Retry Flow' (no budget); 2: keep.ai packages/agent/src/workflow-escalation.ts 9",
+     "auto-fixes in a row before the workflow is blocked for the user (0: no limit)"},
+    {"change", PARAM_ENUM, "next", "next|reset", 0, 0,
+     "seeds 000/001 are silent; reset: keep.ai packages/agent/src/producer-schedule-init.ts 74-140",
+     "a producer whose schedule changes: next fire of the new schedule, or at once"},
 };
 
 /* --- small helpers ----------------------------------------------------------- */
@@ -192,9 +223,29 @@ static void producer_fire(struct policy *p, uint32_t h, int64_t now_us)
     if (!p->queued[h] || p->queued_due[h] < 0)
         p->queued_due[h] = nominal;
     p->queued[h] = 1;
-    p->d->next_run_at[h] = sim_sched_next(p->sim, h, now_us, 0);
-    row_set(p, p->d->row[h], p->d->next_run_at[h]);
+    if (p->anchor_commit) {
+        /* next_run_at stays as it is (a crash finds it due) until the
+         * run commits; the row only leaves the index. */
+        row_set(p, p->d->row[h], SIM_NEVER);
+    } else {
+        p->d->next_run_at[h] = sim_sched_next(p->sim, h, now_us, 0);
+        row_set(p, p->d->row[h], p->d->next_run_at[h]);
+    }
     kick_add(p, inst_of(p, h));
+}
+
+/* anchor=commit: a producer's commit sets next_run_at to now + the
+ * interval (a cron schedule: its next fire after now). */
+static void producer_committed(struct policy *p, uint32_t h, int64_t now_us)
+{
+    struct sim_sched_info si;
+    sim_sched_info(p->sim, h, &si);
+    int64_t next = si.kind == SIM_SCHED_EVERY && !si.disabled ? now_us + si.every_us
+                                                               : sim_sched_next(p->sim, h, now_us, 0);
+    if (next >= sim_horizon(p->sim))
+        next = SIM_NEVER;
+    p->d->next_run_at[h] = next;
+    row_set(p, p->d->row[h], next);
 }
 
 /* Takes every row that is due by now out of the index and acts on it. */
@@ -237,6 +288,8 @@ static void host_arm(struct policy *p, int64_t now_us)
     if (p->stopping)
         return;
     if (p->tick_us) {
+        if (p->deferred)
+            sim_alarm(p->sim, p->alarm, now_us); /* check_at_start */
         /* While a run is active the next tick stays armed, so that its end
          * is looked at without arming anything then (a run may end during
          * a graceful stop, when the loop is gone). */
@@ -330,6 +383,8 @@ static uint32_t pick_consumer(const struct policy *p, uint32_t inst, int64_t now
     for (uint32_t h = p->t->inst_first_h[inst]; h < p->t->inst_first_h[inst + 1]; h++) {
         if (!is_consumer(p, h) || !consumer_runnable(p, h, now_us))
             continue;
+        if (p->by_declaration)
+            return h;
         int64_t t = sim_pending_oldest(p->sim, h);
         if (best == UINT32_MAX || t < best_t) {
             best = h;
@@ -382,7 +437,7 @@ static void start_producer(struct policy *p, uint32_t inst, uint32_t h)
 static void wf_kick(struct policy *p, uint32_t inst, int64_t now_us)
 {
     struct wk_wf *wf = &p->d->wf[inst];
-    if (wf->cur_run || wf->state == WF_STOPPED || p->stopping)
+    if (wf->cur_run || wf->state == WF_STOPPED || p->stopping || (p->host_scope && p->nactive))
         return;
     if (wf->state == WF_PAUSED) {
         /* Triggers accumulate meanwhile; nothing else runs (001 "Paused
@@ -398,8 +453,52 @@ static void wf_kick(struct policy *p, uint32_t inst, int64_t now_us)
         start_producer(p, inst, pr);
 }
 
+/* scope=host: whether instance inst has something of kind `what` to run
+ * (0: a held run due for its retry, 1: a queued producer, 2: a runnable
+ * consumer). */
+static int host_has(const struct policy *p, uint32_t inst, int what, int64_t now_us)
+{
+    const struct wk_wf *wf = &p->d->wf[inst];
+    if (wf->state == WF_STOPPED || wf->cur_run)
+        return 0;
+    if (wf->state == WF_PAUSED)
+        return what == 0 && wf->retry_at <= now_us;
+    if (what == 1)
+        return pick_producer(p, inst) != UINT32_MAX;
+    return what == 2 && pick_consumer(p, inst, now_us) != UINT32_MAX;
+}
+
+/* scope=host: one run at a time on the whole host.  The workflow whose
+ * session is going on (`first`) continues while it has something to run;
+ * then retries, due producers and consumers, in that order, newest
+ * workflow first.  O(instances x handlers). */
+static void host_pick(struct policy *p, uint32_t first, int64_t now_us)
+{
+    if (p->nactive || p->stopping)
+        return;
+    if (first != UINT32_MAX) {
+        wf_kick(p, first, now_us);
+        if (p->nactive)
+            return;
+    }
+    for (int what = 0; what < 3; what++)
+        for (uint32_t i = p->t->ninst; i-- > 0;)
+            if (host_has(p, i, what, now_us)) {
+                wf_kick(p, i, now_us);
+                if (p->nactive)
+                    return;
+            }
+}
+
 static void kick_flush(struct policy *p, int64_t now_us)
 {
+    if (p->host_scope) {
+        for (uint32_t i = 0; i < p->nkick; i++)
+            p->kick_mark[p->kick[i]] = 0;
+        p->nkick = 0;
+        host_pick(p, UINT32_MAX, now_us);
+        return;
+    }
     for (uint32_t i = 0; i < p->nkick; i++) {
         p->kick_mark[p->kick[i]] = 0;
         wf_kick(p, p->kick[i], now_us);
@@ -472,6 +571,14 @@ static struct policy *wakeat_create(struct sim *sim, void *durable, const struct
     p->autofix_us = params_get(ps, "autofix_delay");
     p->reconcile_us = params_get(ps, "reconcile_delay");
     p->reset_always = params_get(ps, "phase_reset") == 1;
+    p->anchor_commit = params_get(ps, "anchor") == 1;
+    p->host_scope = params_get(ps, "scope") == 1;
+    p->check_at_start = (int)params_get(ps, "check_at_start");
+    p->recheck_now = params_get(ps, "recheck") == 1;
+    p->by_declaration = params_get(ps, "consumer_order") == 1;
+    p->block = params_get(ps, "escalate") == 1;
+    p->autofix_max = (uint32_t)params_get(ps, "autofix_max");
+    p->reset_on_change = params_get(ps, "change") == 1;
 
     uint32_t nh = p->t->nh ? p->t->nh : 1, ni = p->t->ninst ? p->t->ninst : 1;
     p->dirty = xcalloc(nh, 1);
@@ -535,8 +642,14 @@ static void wakeat_start(struct policy *p, int restart, int64_t now_us)
     const struct sim_topo *w = p->t;
     if (p->tick_us)
         p->ticker = sim_ticker_new(p->sim, p->tick_us, T_TICK);
-    else
+    if (!p->tick_us || p->check_at_start)
         p->deferred = 1; /* the first pass runs after whatever else happens now */
+    if (restart && p->anchor_commit) {
+        /* A producer whose run never committed is due at its old time. */
+        for (uint32_t h = 0; h < w->nh; h++)
+            if (!is_consumer(p, h) && p->d->next_run_at[h] != SIM_NEVER)
+                row_set(p, p->d->row[h], p->d->next_run_at[h]);
+    }
     for (uint32_t i = 0; i < w->ninst; i++) {
         struct wk_wf *wf = &p->d->wf[i];
         if (restart && wf->cur_run) {
@@ -617,6 +730,9 @@ static void wakeat_on_run_end(struct policy *p, const struct run_result *r, int6
     }
     if (committed) {
         wf->attempts = 0;
+        wf->fixes = 0;
+        if (p->anchor_commit && !is_consumer(p, h))
+            producer_committed(p, h, now_us);
     } else {
         switch (r->fail) {
         case FAIL_TRANSIENT:
@@ -625,10 +741,21 @@ static void wakeat_on_run_end(struct policy *p, const struct run_result *r, int6
                 pause_wf(p, inst, WHY_TRANSIENT, r->run, now_us + backoff_delay(&p->bo, wf->attempts));
                 break;
             }
+            if (p->block) {
+                /* Too many: the workflow waits for its user. */
+                wf->state = WF_STOPPED;
+                wf->held_run = r->run;
+                break;
+            }
             /* Too many: escalate to auto-fix, a new chain of attempts. */
             /* fall through */
         case FAIL_LOGIC:
             wf->attempts = 0;
+            if (p->autofix_max && ++wf->fixes > p->autofix_max) {
+                wf->state = WF_STOPPED; /* escalated to the user */
+                wf->held_run = r->run;
+                break;
+            }
             pause_wf(p, inst, WHY_LOGIC, r->run, now_us + p->autofix_us);
             break;
         case FAIL_INDETERMINATE:
@@ -643,8 +770,22 @@ static void wakeat_on_run_end(struct policy *p, const struct run_result *r, int6
         }
     }
     kick_add(p, inst);
-    if (p->tick_us)
+    if (p->host_scope && !p->stopping && (!p->tick_us || p->recheck_now)) {
+        /* The session of this workflow goes on, else the next one. */
+        rows_fire(p, now_us);
+        host_pick(p, inst, now_us);
+    }
+    if (p->tick_us && !p->recheck_now)
         return; /* the loop is armed for its next tick (host_arm) */
+    if (p->tick_us) {
+        /* recheck=at_once: a check right after the run, then the ticks. */
+        if (!p->stopping) {
+            rows_fire(p, now_us);
+            kick_flush(p, now_us);
+            host_arm(p, now_us);
+        }
+        return;
+    }
     hook_end(p, now_us);
 }
 
@@ -672,6 +813,70 @@ static void wakeat_on_trigger(struct policy *p, uint32_t inst, int64_t now_us)
     hook_end(p, now_us);
 }
 
+/* A producer's schedule changed: off while disabled; else its next fire,
+ * or (change=reset) at once, as a redeployed schedule. */
+static void wakeat_on_schedule_change(struct policy *p, uint32_t h, int64_t now_us)
+{
+    struct sim_sched_info si;
+    sim_sched_info(p->sim, h, &si);
+    int64_t was = p->d->next_run_at[h], next;
+    if (si.disabled)
+        next = SIM_NEVER;
+    else if (p->reset_on_change && was != SIM_NEVER)
+        next = now_us;
+    else
+        next = sim_sched_next(p->sim, h, now_us, 1);
+    p->d->next_run_at[h] = next;
+    if (!(p->anchor_commit && p->queued[h]))
+        row_set(p, p->d->row[h], next);
+    hook_end(p, now_us);
+}
+
+/* A manual run of one handler: a producer is queued, a consumer dirty. */
+static void wakeat_on_trigger_ex(struct policy *p, const struct sim_trigger *t, int64_t now_us)
+{
+    if (t->handler == UINT32_MAX) {
+        wakeat_on_trigger(p, t->inst, now_us);
+        return;
+    }
+    const struct wk_wf *wf = &p->d->wf[t->inst];
+    if (wf->cur_run || wf->state != WF_READY)
+        return;
+    uint32_t h = t->handler;
+    if (is_consumer(p, h)) {
+        p->dirty[h] = 1;
+    } else {
+        if (!p->queued[h]) {
+            p->queued_due[h] = -1;
+            p->manual[h] = 1;
+        }
+        p->queued[h] = 1;
+    }
+    kick_add(p, t->inst);
+    hook_end(p, now_us);
+}
+
+static const struct variant_setting keepai_settings[] = {
+    {"tick", "10s", "packages/agent/src/workflow-scheduler.ts 235 (setInterval(checkWork, 10000))"},
+    {"check_at_start", "true", "workflow-scheduler.ts 237-238 (checkWork called at start)"},
+    {"recheck", "at_once", "workflow-scheduler.ts 424 (checkWork again after work); session-orchestration.ts 279-440"},
+    {"scope", "host", "workflow-scheduler.ts 384-425 (isRunning), 503-613 (one workflow per check, newest first)"},
+    {"anchor", "commit", "handler-state-machine.ts 597-609; schedule-utils.ts 51-76 (computeNextRunTime from now)"},
+    {"priority", "producers_first", "session-orchestration.ts 327-379 (producers, then the consumer loop)"},
+    {"consumer_order", "declaration", "session-orchestration.ts 177-243 (findConsumerWithPendingWork)"},
+    {"dirty_clear", "if_empty", "scheduler-state.ts 116-123 (onConsumerCommit)"},
+    {"recover_dirty", "all", "workflow-scheduler.ts 344-369; scheduler-state.ts 316-339"},
+    {"escalate", "block", "workflow-scheduler.ts 48, 67-114 (MAX_NETWORK_RETRIES = 5, then blocked)"},
+    {"autofix_max", "2", "workflow-escalation.ts 9 (MAX_FIX_ATTEMPTS = 3: the third escalates)"},
+    {"change", "reset", "producer-schedule-init.ts 74-140 (a changed producer is reset to now)"},
+};
+
+static const struct policy_variant wakeat_variants[] = {
+    {"keepai", "keep.ai as built: one session at a time on the host, a 10 s check loop, commit-anchored producers",
+     "nostrband/keep.ai@205c2e665476099d35b6ac94244df962f3f2f1c9 packages/agent/src", "keepai", keepai_settings,
+     (int)(sizeof keepai_settings / sizeof keepai_settings[0])},
+};
+
 const struct policy_ops policy_wakeat = {
     .abi = POLICY_ABI,
     .name = "wakeat",
@@ -690,4 +895,8 @@ const struct policy_ops policy_wakeat = {
     .on_run_end = wakeat_on_run_end,
     .on_trigger = wakeat_on_trigger,
     .on_stop = wakeat_on_stop,
+    .on_schedule_change = wakeat_on_schedule_change,
+    .on_trigger_ex = wakeat_on_trigger_ex,
+    .variants = wakeat_variants,
+    .nvariants = (int)(sizeof wakeat_variants / sizeof wakeat_variants[0]),
 };

@@ -40,8 +40,10 @@ const char *rpt_line_style(size_t i, size_t n)
 
 /* --- latency and lateness CDFs ------------------------------------------------------------- */
 
-/* Log-axis tics with human labels, for values in seconds in [lo, hi]. */
-static void log_tics(FILE *f, double lo, double hi)
+/* Log-axis tics with human labels, for values in seconds in [lo, hi];
+ * zero_at > 0: the left edge where samples of exactly 0 are drawn (a log
+ * axis has no zero), labelled "0". */
+static void log_tics(FILE *f, double lo, double hi, double zero_at)
 {
     static const struct { double s; const char *label; } tics[] = {
         {1e-6, "1us"}, {1e-5, "10us"}, {1e-4, "100us"}, {1e-3, "1ms"}, {1e-2, "10ms"}, {0.1, "100ms"},
@@ -50,8 +52,12 @@ static void log_tics(FILE *f, double lo, double hi)
     };
     fprintf(f, "set xtics (");
     int first = 1;
+    if (zero_at > 0) {
+        fprintf(f, "'0' %g", zero_at);
+        first = 0;
+    }
     for (size_t i = 0; i < sizeof tics / sizeof tics[0]; i++) {
-        if (tics[i].s < lo / 1.01 || tics[i].s > hi * 1.01)
+        if (tics[i].s < lo / 1.01 || tics[i].s > hi * 1.01 || (zero_at > 0 && tics[i].s < zero_at * 3))
             continue;
         fprintf(f, "%s'%s' %g", first ? "" : ", ", tics[i].label, tics[i].s);
         first = 0;
@@ -62,7 +68,7 @@ static void log_tics(FILE *f, double lo, double hi)
 }
 
 /* Adds the histogram of kind over the group's runs (whole scenario) into
- * counts[HIST_NBUCKETS]; returns the number of samples. */
+ * counts[HIST_NBUCKETS]; returns the number of finite samples. */
 static uint64_t group_hist(struct rpt *R, const struct rdb_group *g, const char *kind, uint64_t *counts)
 {
     sqlite3_stmt *q;
@@ -89,15 +95,42 @@ static uint64_t group_hist(struct rpt *R, const struct rdb_group *g, const char 
     return total;
 }
 
-/* One policy's block of a CDF data file: the share of samples at or below
- * each bucket's upper bound; widens [*xlo, *xhi] to its samples. */
-static void cdf_block(FILE *d, const struct rdb_group *g, const char *kind, const uint64_t *counts, uint64_t total,
-                      double *xlo, double *xhi)
+/* Every sample of kind a group's runs had, finite or censored: the items
+ * published (latency) or the due instants (lateness), from the metrics;
+ * never fewer than the finite samples. */
+static uint64_t group_population(const struct rdb_group *g, const char *kind, uint64_t finite)
 {
-    fprintf(d, "# %s: %s of every sample of seeds", g->policy, kind);
+    const struct metric_info *mi = metric_find(!strcmp(kind, "latency") ? "published" : "dues");
+    double sum = 0;
+    for (size_t i = 0; mi && i < g->nruns; i++) {
+        double v = g->runs[i].m[mi - metric_table];
+        sum += isnan(v) ? 0 : v;
+    }
+    return sum > (double)finite ? (uint64_t)sum : finite;
+}
+
+/* What a CDF chart draws, per policy: the pooled histogram, its finite
+ * samples and its whole population (the rest were censored). */
+struct cdf_set {
+    uint64_t *counts;              /* [ngroups][HIST_NBUCKETS] */
+    uint64_t *finite, *all;        /* [ngroups] */
+    double xlo, xhi;               /* the positive samples' range, seconds */
+    double zero_at;                /* where samples of 0 are drawn; 0: there are none */
+};
+
+/* One policy's block of a CDF data file: the share of the population at or
+ * below each bucket's upper bound, starting at the samples of 0 (drawn at
+ * zero_at) and ending, flat to the right edge, at the share served. */
+static void cdf_block(FILE *d, const struct rdb_group *g, const char *kind, const struct cdf_set *cs, size_t gi)
+{
+    const uint64_t *counts = &cs->counts[gi * HIST_NBUCKETS];
+    uint64_t total = cs->all[gi];
     char seeds[128];
     rdb_seed_text(g, seeds, sizeof seeds);
-    fprintf(d, " %s pooled (%" PRIu64 " samples)\n# %s_s share_at_or_below\n", seeds, total, kind);
+    fprintf(d, "# %s: %s of seeds %s pooled: %" PRIu64 " %s, %" PRIu64 " served (%.2f%%), the rest never\n", g->policy,
+            kind, seeds, total, !strcmp(kind, "latency") ? "items" : "due instants", cs->finite[gi],
+            100.0 * (double)cs->finite[gi] / (double)total);
+    fprintf(d, "# %s_s share_at_or_below (a sample of 0 is drawn at %g)\n", kind, cs->zero_at);
     uint64_t cum = 0;
     int first = 1;
     for (int i = 0; i < HIST_NBUCKETS; i++) {
@@ -105,55 +138,108 @@ static void cdf_block(FILE *d, const struct rdb_group *g, const char *kind, cons
             continue;
         int64_t lo, hi;
         hist_bounds(i, &lo, &hi);
-        /* A log axis has no zero: a zero sample is drawn at 1 us. */
-        double xl = (lo < 1 ? 1 : (double)lo) / 1e6, xh = (hi < 1 ? 1 : (double)hi) / 1e6;
+        double xl = lo < 1 ? cs->zero_at : (double)lo / 1e6, xh = hi < 1 ? cs->zero_at : (double)hi / 1e6;
         if (first)
             fprintf(d, "%.9g 0\n", xl);
         first = 0;
         cum += counts[i];
         fprintf(d, "%.9g %.9g\n", xh, (double)cum / (double)total);
-        if (xl < *xlo)
-            *xlo = xl;
-        if (xh > *xhi)
-            *xhi = xh;
     }
+    fprintf(d, "%.9g %.9g\n", cs->xhi * 1.5, (double)cum / (double)total);
+}
+
+/* Reads every policy's histogram of kind into cs; returns how many have a
+ * finite sample, or -1 after rpt_fail. */
+static int cdf_collect(struct rpt *R, const struct section *S, const char *kind, struct cdf_set *cs)
+{
+    size_t ng = S->ngroups;
+    cs->counts = xcalloc(ng * HIST_NBUCKETS, sizeof *cs->counts);
+    cs->finite = xcalloc(ng, sizeof *cs->finite);
+    cs->all = xcalloc(ng, sizeof *cs->all);
+    cs->xlo = INFINITY;
+    cs->xhi = 0;
+    int with = 0, zeros = 0;
+    for (size_t gi = 0; gi < ng; gi++) {
+        const struct rdb_group *g = &R->r->groups[S->groups[gi]];
+        uint64_t *c = &cs->counts[gi * HIST_NBUCKETS];
+        cs->finite[gi] = group_hist(R, g, kind, c);
+        if (R->code)
+            return -1;
+        cs->all[gi] = group_population(g, kind, cs->finite[gi]);
+        with += cs->finite[gi] > 0;
+        zeros |= c[0] > 0;
+        for (int i = 1; i < HIST_NBUCKETS; i++)
+            if (c[i]) {
+                int64_t lo, hi;
+                hist_bounds(i, &lo, &hi);
+                if ((double)lo / 1e6 < cs->xlo)
+                    cs->xlo = (double)lo / 1e6;
+                if ((double)hi / 1e6 > cs->xhi)
+                    cs->xhi = (double)hi / 1e6;
+            }
+    }
+    if (isinf(cs->xlo)) {          /* only zeros: a one-second axis */
+        cs->xlo = 1e-3;
+        cs->xhi = 1;
+    }
+    /* Zeros at the left edge, a decade below the smallest positive sample. */
+    cs->zero_at = zeros ? cs->xlo / 10 : 0;
+    return with;
 }
 
 /* The data file of a CDF chart, a block per policy that has samples:
  * has[gi] gets its block's index, or -1 for a policy without samples.
  * Returns the number of blocks (0: no file written), or -1 after rpt_fail. */
 static int cdf_data(struct rpt *R, const struct section *S, const char *kind, const char *dname, int *has,
-                    double *xlo, double *xhi)
+                    const struct cdf_set *cs)
 {
-    uint64_t *counts = xcalloc(HIST_NBUCKETS, sizeof *counts);
     FILE *d = NULL;
     int block = 0;
     for (size_t gi = 0; gi < S->ngroups; gi++) {
-        const struct rdb_group *g = &R->r->groups[S->groups[gi]];
-        memset(counts, 0, HIST_NBUCKETS * sizeof *counts);
-        uint64_t total = group_hist(R, g, kind, counts);
-        if (R->code)
-            break;
-        if (!total) {
+        if (!cs->finite[gi]) {
             has[gi] = -1;
             continue;
         }
         if (!d && !(d = rpt_open(R, dname, "w")))
-            break;
+            return -1;
         if (block)
             fprintf(d, "\n\n");
-        cdf_block(d, g, kind, counts, total, xlo, xhi);
+        cdf_block(d, &R->r->groups[S->groups[gi]], kind, cs, gi);
         has[gi] = block++;
     }
-    free(counts);
     if (d)
         rpt_close(R, d, dname);
     return R->code ? -1 : block;
 }
 
+/* The caption of a CDF chart (trusted HTML): what it shows, the share each
+ * policy served when it was not all, and the policies without samples. */
+static void cdf_caption(const struct rpt *R, const struct section *S, int lat, const int *has,
+                        const struct cdf_set *cs, char *cap, size_t n)
+{
+    int off = snprintf(cap, n, "%s",
+                       lat ? "Latency of every item published (publish, or arrival at its source, to the commit of "
+                             "the run that processed it), all seeds pooled. Further left is faster. An item never "
+                             "processed is infinitely late: a curve ends, flat, at the share of items processed."
+                           : "Lateness of every scheduled due instant (nominal instant to the start of the run that "
+                             "served it), all seeds pooled. Further left is more punctual; a curve ends, flat, at "
+                             "the share of due instants a run served.");
+    if (cs->zero_at > 0 && off < (int)n)
+        off += snprintf(cap + off, n - (size_t)off, " Samples of exactly 0 are drawn at the left edge, marked 0.");
+    for (size_t gi = 0; gi < S->ngroups && off < (int)n; gi++) {
+        const char *pol = R->r->groups[S->groups[gi]].policy;
+        if (has[gi] < 0)
+            off += snprintf(cap + off, n - (size_t)off, " No %s under %s.", lat ? "item processed" : "due served",
+                            pol);
+        else if (cs->finite[gi] < cs->all[gi])
+            off += snprintf(cap + off, n - (size_t)off, " %s %s %.1f%%.", pol, lat ? "processed" : "served",
+                            100.0 * (double)cs->finite[gi] / (double)cs->all[gi]);
+    }
+}
+
 /* The script of a CDF chart over the blocks of cdf_data, and its figure. */
 static int cdf_chart(struct rpt *R, const struct section *S, const char *kind, const char *stem, const char *dname,
-                     const int *has, double xlo, double xhi, FILE *html)
+                     const int *has, const struct cdf_set *cs, FILE *html)
 {
     struct chart c;
     FILE *f = rpt_chart_begin(&c, stem, 900, 480);
@@ -165,11 +251,13 @@ static int cdf_chart(struct rpt *R, const struct section *S, const char *kind, c
              lat ? "items" : "due instants");
     rpt_gp_text(f, title);
     fprintf(f, "\nset xlabel '%s (log scale)'\n", lat ? "latency" : "lateness");
-    fprintf(f, "set ylabel '%% of %s at or below'\n", lat ? "items processed" : "due instants served");
-    fprintf(f, "set logscale x\nset xrange [%g:%g]\n", xlo / 1.5, xhi * 1.5);
-    log_tics(f, xlo / 1.5, xhi * 1.5);
+    fprintf(f, "set ylabel '%% of all %s at or below'\n", lat ? "items published" : "due instants");
+    double x0 = cs->zero_at > 0 ? cs->zero_at / 1.5 : cs->xlo / 1.5;
+    fprintf(f, "set logscale x\nset xrange [%g:%g]\n", x0, cs->xhi * 1.5);
+    log_tics(f, x0, cs->xhi * 1.5, cs->zero_at);
     fprintf(f, "set yrange [0:102]\nset ytics 0,20,100\nset grid\n");
-    fprintf(f, "set key outside right top vertical title 'policy'\nset border 3\nset tics nomirror\n");
+    fprintf(f, "set key outside right top vertical title 'policy (share %s)'\nset border 3\nset tics nomirror\n",
+            lat ? "processed" : "served");
     fprintf(f, "plot ");
     int first = 1;
     for (size_t gi = 0; gi < S->ngroups; gi++) {
@@ -178,7 +266,9 @@ static int cdf_chart(struct rpt *R, const struct section *S, const char *kind, c
         const struct rdb_group *g = &R->r->groups[S->groups[gi]];
         fprintf(f, "%s'%s' index %d using 1:($2*100) with steps %s title ", first ? "" : ", \\\n     ", dname,
                 has[gi], rpt_line_style(gi, S->ngroups));
-        rpt_gp_text(f, g->policy);
+        char t[200];
+        snprintf(t, sizeof t, "%s (%.0f%%)", g->policy, 100.0 * (double)cs->finite[gi] / (double)cs->all[gi]);
+        rpt_gp_text(f, t);
         first = 0;
     }
     fprintf(f, "\n");
@@ -186,18 +276,9 @@ static int cdf_chart(struct rpt *R, const struct section *S, const char *kind, c
     snprintf(what, sizeof what, "%s CDF of scenario %s", kind, S->name);
     if (rpt_chart_end(R, &c, what) != 0)
         return -1;
-    char cap[1024];
-    int off = snprintf(cap, sizeof cap,
-                       lat ? "Latency of every item (publish, or arrival at its source, to the commit of the run that "
-                             "processed it), all seeds pooled. A curve further left is faster; where a curve reaches "
-                             "100%% is the slowest item."
-                           : "Lateness of every scheduled due instant (nominal instant to the start of the run that "
-                             "served it), all seeds pooled. Further left is more punctual.");
-    for (size_t gi = 0; gi < S->ngroups; gi++)
-        if (has[gi] < 0 && off < (int)sizeof cap)
-            off += snprintf(cap + off, sizeof cap - (size_t)off, " No samples under %s.",
-                            R->r->groups[S->groups[gi]].policy);
-    rpt_html_figure(html, stem, title, cap);
+    char cap[2048];
+    cdf_caption(R, S, lat, has, cs, cap, sizeof cap);
+    rpt_html_figure(html, stem, title, cap, 1);
     return 0;
 }
 
@@ -207,11 +288,17 @@ int rpt_chart_cdf(struct rpt *R, const struct section *S, const char *kind, FILE
     snprintf(stem, sizeof stem, "%s-%s", S->stem, kind);
     snprintf(dname, sizeof dname, "%s.dat", stem);
     int *has = xcalloc(S->ngroups, sizeof *has);
-    double xlo = INFINITY, xhi = 0;
-    int nblocks = cdf_data(R, S, kind, dname, has, &xlo, &xhi);
-    int rc = nblocks > 0 ? cdf_chart(R, S, kind, stem, dname, has, xlo, xhi, html) : nblocks;
+    struct cdf_set cs = {0};
+    int rc = cdf_collect(R, S, kind, &cs);
+    if (rc > 0) {
+        int nblocks = cdf_data(R, S, kind, dname, has, &cs);
+        rc = nblocks > 0 ? cdf_chart(R, S, kind, stem, dname, has, &cs, html) : nblocks;
+    }
+    free(cs.counts);
+    free(cs.finite);
+    free(cs.all);
     free(has);
-    return rc;
+    return rc < 0 ? -1 : 0;
 }
 
 /* --- bar charts with confidence intervals ------------------------------------------------------ */
@@ -258,8 +345,8 @@ int rpt_chart_bars(struct rpt *R, const struct section *S, FILE *html)
     for (size_t b = 0; b < NBARS; b++) {
         const struct metric_info *mi = metric_find(bar_metrics[b].metric);
         ymax[b] = 0;
-        fprintf(d, "%s# %s (%s): policy mean ci95_half_width colour label\n", b ? "\n\n" : "", bar_metrics[b].metric,
-                bar_metrics[b].unit);
+        fprintf(d, "%s# %s (%s): policy mean ci95_low ci95_high colour label\n", b ? "\n\n" : "",
+                bar_metrics[b].metric, bar_metrics[b].unit);
         for (size_t gi = 0; gi < S->ngroups; gi++) {
             const struct rdb_group *g = &R->r->groups[S->groups[gi]];
             struct stats_acc a;
@@ -267,18 +354,22 @@ int rpt_chart_bars(struct rpt *R, const struct section *S, FILE *html)
             if (mi)
                 for (size_t k = 0; k < g->nruns; k++)
                     stats_add(&a, g->runs[k].m[mi - metric_table] * bar_metrics[b].scale);
-            double mean = a.n ? a.mean : 0, hw = stats_ci95(&a);
-            if (isnan(hw))
-                hw = 0;
-            else
+            double mean = a.n ? a.mean : 0, lo = mean, hi = mean;
+            /* The interval the tables print: exact for counts, never below
+             * 0; none, as in the tables, when every seed had the same value. */
+            if (a.n > 1)
                 multi = 1;
-            if (mean + hw > ymax[b])
-                ymax[b] = mean + hw;
+            if (a.n > 1 && a.min != a.max)
+                stats_interval95(&a, mi && mi->is_duration ? STATS_NONNEG : STATS_COUNT, &lo, &hi);
+            if (hi > ymax[b])
+                ymax[b] = hi;
+            if (mean > ymax[b])
+                ymax[b] = mean;
             char lab[32];
             short_num(mean, lab, sizeof lab);
             unsigned col = (unsigned)strtoul(rpt_palette[gi % RPT_NPALETTE] + 1, NULL, 16);
             rpt_dat_text(d, g->policy);
-            fprintf(d, " %.9g %.9g %u ", mean, hw, col);
+            fprintf(d, " %.9g %.9g %.9g %u ", mean, lo, hi, col);
             rpt_dat_text(d, lab);
             fprintf(d, "\n");
         }
@@ -312,13 +403,13 @@ int rpt_chart_bars(struct rpt *R, const struct section *S, FILE *html)
         fprintf(f, "\nset ylabel ");
         rpt_gp_text(f, bar_metrics[b].unit);
         fprintf(f, "\nset yrange [0:%.9g]\n", top);
-        fprintf(f, "plot '%s' index %zu using 0:2:4:xtic(1) with boxes lc rgb variable, \\\n", dname, b);
-        if (multi) /* whiskers: the interval, with caps */
-            fprintf(f, "     '' index %zu using 0:($2-$3):(0):(2*$3) with vectors nohead lc rgb '#000000' lw 1.5, \\\n"
-                       "     '' index %zu using ($0-0.12):($2-$3):(0.24):(0) with vectors nohead lc rgb '#000000' lw 1.5, \\\n"
-                       "     '' index %zu using ($0-0.12):($2+$3):(0.24):(0) with vectors nohead lc rgb '#000000' lw 1.5, \\\n",
+        fprintf(f, "plot '%s' index %zu using 0:2:5:xtic(1) with boxes lc rgb variable, \\\n", dname, b);
+        if (multi) /* whiskers: the interval [low, high], with caps */
+            fprintf(f, "     '' index %zu using 0:3:(0):($4-$3) with vectors nohead lc rgb '#000000' lw 1.5, \\\n"
+                       "     '' index %zu using ($0-0.12):3:(0.24):(0) with vectors nohead lc rgb '#000000' lw 1.5, \\\n"
+                       "     '' index %zu using ($0-0.12):4:(0.24):(0) with vectors nohead lc rgb '#000000' lw 1.5, \\\n",
                     b, b, b);
-        fprintf(f, "     '' index %zu using 0:($2+$3):5 with labels offset 0,0.8 font ',8'\n", b);
+        fprintf(f, "     '' index %zu using 0:($4 > $2 ? $4 : $2):6 with labels offset 0,0.8 font ',8'\n", b);
     }
     fprintf(f, "unset multiplot\n");
     char what[256];
@@ -326,11 +417,14 @@ int rpt_chart_bars(struct rpt *R, const struct section *S, FILE *html)
     if (rpt_chart_end(R, &c, what) != 0)
         return -1;
     rpt_html_figure(html, stem, title,
-                multi ? "Bars: the mean over seeds; whiskers: the 95% confidence interval of that mean (Student t). "
-                        "Lower is better in every panel; overlapping whiskers mean the seeds do not tell the "
-                        "policies apart."
+                multi ? "Bars: the mean over seeds; whiskers: the 95% confidence interval of that mean (for counts "
+                        "the exact Poisson interval, never below zero; for overlaps, in seconds, Student t; none "
+                        "where every seed had the same value, as in the tables). "
+                        "Lower is better in every panel; the verdict above says which differences are significant, "
+                        "comparing the policies seed by seed."
                       : "Bars: the value of the single seed in the database (run a sweep, --seeds A..B, for "
-                        "confidence intervals). Lower is better in every panel.");
+                        "confidence intervals). Lower is better in every panel.",
+                    1);
     return 0;
 }
 

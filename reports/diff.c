@@ -438,6 +438,13 @@ static int is_never(const struct metric_info *mi, double v)
     return mi->is_duration && v < 0;
 }
 
+/* "never" or infinite (a censored percentile: work never done); either is
+ * worse than any finite duration. */
+static int is_unserved(const struct metric_info *mi, double v)
+{
+    return is_never(mi, v) || isinf(v);
+}
+
 /* How bad a value is, for comparing two seeds: larger is worse; "never"
  * is worse than any duration. */
 static double badness(const struct metric_info *mi, enum diff_dir dir, double v)
@@ -458,9 +465,10 @@ static void note_worse(struct change *c, uint64_t seed, const char *x, const cha
 }
 
 /* Per-seed values of metric m over the paired seeds: the means (durations
- * that were "never" kept out and counted), the paired differences, and
- * the seeds where it got worse (every one for an exact metric; for a
- * duration, those where it became "never"). */
+ * that were "never" or infinite kept out and counted), the paired
+ * differences of the seeds finite on both sides, and the seeds where it
+ * got worse (every one for an exact metric; for a duration, those where it
+ * became "never" or infinite: finite -> infinite is always a regression). */
 struct seedwise {
     struct stats_acc sb, sn, sd;
     uint64_t nb, nn;
@@ -485,12 +493,12 @@ static void scan_seeds(const struct pair *p, int m, enum diff_dir dir, int exact
             w->differs = 1;
         if (isnan(x) || isnan(y))
             continue;
-        is_never(mi, x) ? w->nb++ : stats_add(&w->sb, x);
+        is_never(mi, x) ? w->nb++ : stats_add(&w->sb, x); /* infinite: counted in ninf */
         is_never(mi, y) ? w->nn++ : stats_add(&w->sn, y);
-        if (!is_never(mi, x) && !is_never(mi, y))
+        if (!is_unserved(mi, x) && !is_unserved(mi, y))
             stats_add(&w->sd, y - x);
         double bx = badness(mi, dir, x), by = badness(mi, dir, y);
-        if (dir != DIFF_INFO && (exact || (is_never(mi, y) && !is_never(mi, x))) && by > bx) {
+        if (dir != DIFF_INFO && (exact || (is_unserved(mi, y) && !is_unserved(mi, x))) && by > bx) {
             char vx[48], vy[48];
             fmt_metric(mi, x, vx, sizeof vx);
             fmt_metric(mi, y, vy, sizeof vy);
@@ -518,7 +526,7 @@ static enum verdict judge(const struct change *c, const struct seedwise *w, enum
         return significant ? V_REGRESSION : V_WORSE_NOISE;
     if (worse > 0)
         return V_WORSE_TOL;
-    if (worse < 0 || w->nn < w->nb)
+    if (worse < 0 || w->nn < w->nb || w->sn.ninf < w->sb.ninf)
         return V_IMPROVED;
     return V_CHANGED;
 }
@@ -539,7 +547,10 @@ static void compare_metric(struct pair *p, int m, const struct diff_opts *o)
     c->verdict = w.differs ? judge(c, &w, dir, exact, pct) : V_SAME;
     fmt_metric_ci(mi, &w.sb, w.nb, c->base, sizeof c->base);
     fmt_metric_ci(mi, &w.sn, w.nn, c->now, sizeof c->now);
-    if (w.differs && w.sd.n) {
+    if (w.differs && w.sb.ninf != w.sn.ninf) {
+        snprintf(c->delta, sizeof c->delta, "\xe2\x88\x9e in %" PRIu64 " \xe2\x86\x92 %" PRIu64 " seeds", w.sb.ninf,
+                 w.sn.ninf);
+    } else if (w.differs && w.sd.n) {
         double hw = stats_ci95(&w.sd);
         char d[96], rel[40] = "";
         fmt_estimate(mi, w.sd.mean, w.sd.mean - hw, w.sd.mean + hw, 1, d, sizeof d);

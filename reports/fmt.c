@@ -8,6 +8,10 @@
 
 void fmt_duration(double us, char *b, size_t n)
 {
+    if (isinf(us)) {
+        snprintf(b, n, "%s\xe2\x88\x9e", us < 0 ? "-" : ""); /* a censored percentile: never served */
+        return;
+    }
     const char *sign = us < 0 ? "-" : "";
     if (us < 0)
         us = -us;
@@ -31,6 +35,8 @@ void fmt_metric(const struct metric_info *mi, double v, char *b, size_t n)
         snprintf(b, n, "-");
     else if (mi->is_bool)
         snprintf(b, n, "%s", v != 0 ? "true" : "false");
+    else if (isinf(v))
+        snprintf(b, n, "%s\xe2\x88\x9e", v < 0 ? "-" : "");
     else if (mi->is_duration && v < 0)
         snprintf(b, n, "never");
     else if (mi->is_duration)
@@ -190,6 +196,14 @@ void fmt_metric_ci(const struct metric_info *mi, const struct stats_acc *a, uint
     char nv[40] = "";
     if (never)
         snprintf(nv, sizeof nv, " (%" PRIu64 " never)", never);
+    if (a->ninf) {
+        /* Censored in some seed: the mean over the seeds is infinite too. */
+        if (a->n == 0 && !never)
+            snprintf(b, n, "\xe2\x88\x9e");
+        else
+            snprintf(b, n, "\xe2\x88\x9e (%" PRIu64 " of %" PRIu64 " seeds)%s", a->ninf, a->n + a->ninf + never, nv);
+        return;
+    }
     if (a->n == 0) {
         snprintf(b, n, "%s", never ? "never" : "-"); /* every seed never, or no value */
         return;

@@ -15,10 +15,12 @@
 #include "sim/checker.h"
 
 /* A duration in microseconds, compactly: 250us, 1.50ms, 2.25s, 3m05s,
- * 2h05m, 3d04h; negative values get a '-'. */
+ * 2h05m, 3d04h; negative values get a '-'; +INFINITY (a censored
+ * percentile) is "∞". */
 void fmt_duration(double us, char *b, size_t n);
 /* One value of a metric: a duration, "never" for a negative duration,
- * true/false for a boolean, an integer when it is one, else 3 decimals. */
+ * "∞" for an infinite one (censored), true/false for a boolean, an
+ * integer when it is one, else 3 decimals. */
 void fmt_metric(const struct metric_info *mi, double v, char *b, size_t n);
 /* A mean over seeds with its 95 % interval (stats_interval95): durations
  * the t interval cut at zero, counts the exact Poisson interval (see
@@ -29,7 +31,9 @@ void fmt_metric(const struct metric_info *mi, double v, char *b, size_t n);
  * the mean and the other numbers to the same decimal place (docs/reports.md).
  * With one seed, or the same value in every seed, the value alone; with
  * none, "-".  never: seeds whose duration was "never" (negative; kept out
- * of the mean), shown as "(N never)". */
+ * of the mean), shown as "(N never)".  Seeds whose value was infinite (a
+ * censored percentile, counted in a->ninf) make the mean infinite: "∞",
+ * or "∞ (2 of 5 seeds)" when not every seed was. */
 void fmt_metric_ci(const struct metric_info *mi, const struct stats_acc *a, uint64_t never, char *b, size_t n);
 /* A value v of a metric with the interval [lo, hi] around it, written as
  * fmt_metric_ci writes one; lo or hi NaN: v alone.  sign: a '+' before a

@@ -160,6 +160,7 @@ FILE *rpt_chart_begin(struct chart *c, const char *stem, int w, int h)
     c->body = NULL;
     c->nbody = 0;
     c->f = open_memstream(&c->body, &c->nbody);
+    c->png_only = 0;
     SIM_ASSERT(c->f != NULL);
     return c->f;
 }
@@ -194,7 +195,7 @@ int rpt_chart_reap(struct rpt *R)
     if (rc != 0)
         return rpt_fail(R, 3, "gnuplot failed on '%s/%s.gp' (exit %d); its messages are in '%s/gnuplot.log'",
                         R->o->out_dir, pd.stem, rc, R->o->out_dir);
-    for (int svg = 0; svg < 2; svg++) {
+    for (int svg = 0; svg < 2 - pd.png_only; svg++) {
         char p[RPT_MAX_PATH];
         snprintf(p, sizeof p, "%s/%s.%s", R->o->out_dir, pd.stem, svg ? "svg" : "png");
         if (!image_ok(p, svg))
@@ -222,10 +223,14 @@ int rpt_chart_end(struct rpt *R, struct chart *c, const char *what)
     fprintf(g, "set output '%s.png'\n", c->stem);
     fwrite(c->body, 1, c->nbody, g);
     fprintf(g, "unset output\nreset\n");
+    if (c->png_only)
+        fprintf(g, "# The SVG only when asked: gnuplot -e svg=1 %s.gp\nif (exists('svg')) {\n", c->stem);
     fprintf(g, "set terminal svg size %d,%d font 'Sans,10' noenhanced background '#ffffff'\n", c->w, c->h);
     fprintf(g, "set output '%s.svg'\n", c->stem);
     fwrite(c->body, 1, c->nbody, g);
     fprintf(g, "unset output\n");
+    if (c->png_only)
+        fprintf(g, "}\n");
     free(c->body);
     c->body = NULL;
     if (rpt_close(R, g, name) != 0)
@@ -240,6 +245,7 @@ int rpt_chart_end(struct rpt *R, struct chart *c, const char *what)
         return rpt_fail(R, 3, "cannot run gnuplot: %s", strerror(errno));
     struct pending *pd = &R->pend[R->npend++];
     pd->pid = pid;
+    pd->png_only = c->png_only;
     snprintf(pd->stem, sizeof pd->stem, "%s", c->stem);
     return 0;
 }

@@ -25,15 +25,18 @@ static const char *const glance_metrics[] = {"lost",       "duplicates",  "doubl
 #define NGLANCE (sizeof glance_metrics / sizeof glance_metrics[0])
 
 /* A figure on the page: the PNG, with links to the SVG, data and script. */
-void rpt_html_figure(FILE *h, const char *stem, const char *alt, const char *caption)
+void rpt_html_figure(FILE *h, const char *stem, const char *alt, const char *caption, int svg)
 {
-    fprintf(h, "<figure><a href=\"%s.svg\"><img src=\"%s.png\" alt=\"", stem, stem);
+    fprintf(h, "<figure><a href=\"%s.%s\"><img src=\"%s.png\" alt=\"", stem, svg ? "svg" : "png", stem);
     fmt_markup(h, alt);
     fprintf(h, "\"></a><figcaption>");
     fputs(caption, h); /* trusted HTML built by the caller */
-    fprintf(h, " <span class=\"files\">[<a href=\"%s.svg\">SVG</a> \xc2\xb7 <a href=\"%s.dat\">data</a> \xc2\xb7 "
-               "<a href=\"%s.gp\">gnuplot script</a>]</span></figcaption></figure>\n",
-            stem, stem, stem);
+    fprintf(h, " <span class=\"files\">[");
+    if (svg)
+        fprintf(h, "<a href=\"%s.svg\">SVG</a> \xc2\xb7 ", stem);
+    fprintf(h, "<a href=\"%s.dat\">data</a> \xc2\xb7 <a href=\"%s.gp\">gnuplot script</a>%s]</span></figcaption>"
+               "</figure>\n",
+            stem, stem, svg ? "" : " (<code>gnuplot -e svg=1</code> for an SVG)");
 }
 
 /* --- tables ------------------------------------------------------------------------------------ */
@@ -43,7 +46,7 @@ void rpt_html_figure(FILE *h, const char *stem, const char *alt, const char *cap
 static void html_cell_value(const struct metric_info *mi, const struct stats_acc *a, uint64_t never, char *b,
                             size_t n)
 {
-    if (a->n > 1 && a->min == a->max && !never)
+    if (a->n > 1 && a->min == a->max && !never && !a->ninf)
         fmt_metric(mi, a->mean, b, n);
     else
         fmt_metric_ci(mi, a, never, b, n);
@@ -63,12 +66,14 @@ static void group_stats(const struct rdb_group *g, int m, struct stats_acc *a, u
 }
 
 /* The metric table of a section: a row per metric, a column per policy;
- * the best and worst policy of each metric with a direction marked. */
+ * a policy that beats every other on a metric (significantly, paired by
+ * seed: verdict.c) is marked best, one that every other beats worst. */
 static void html_metric_table(struct rpt *R, const struct section *S, FILE *h)
 {
     size_t ng = S->ngroups;
     struct stats_acc *acc = xcalloc(ng, sizeof *acc);
     uint64_t *never = xcalloc(ng, sizeof *never);
+    int *mark = xcalloc(ng, sizeof *mark);
     fprintf(h, "<div class=\"wide\"><table class=\"metrics\"><thead><tr><th>metric</th>");
     for (size_t gi = 0; gi < ng; gi++) {
         const struct rdb_group *g = &R->r->groups[S->groups[gi]];
@@ -82,44 +87,32 @@ static void html_metric_table(struct rpt *R, const struct section *S, FILE *h)
         int any = 0;
         for (size_t gi = 0; gi < ng; gi++) {
             group_stats(&R->r->groups[S->groups[gi]], m, &acc[gi], &never[gi]);
-            any |= acc[gi].n > 0 || never[gi] > 0;
+            any |= acc[gi].n > 0 || never[gi] > 0 || acc[gi].ninf > 0;
         }
         if (!any)
             continue;
-        enum diff_dir dir = diff_direction(mi->name);
-        double best = NAN, worst = NAN;
-        for (size_t gi = 0; gi < ng && dir != DIFF_INFO; gi++) {
-            double v = never[gi] ? INFINITY : acc[gi].n ? acc[gi].mean : NAN;
-            if (dir == DIFF_HIGHER)
-                v = -v;
-            if (isnan(v))
-                continue;
-            if (isnan(best) || v < best)
-                best = v;
-            if (isnan(worst) || v > worst)
-                worst = v;
-        }
+        rpt_marks(R, S, m, mark);
         fprintf(h, "<tr><th title=\"");
         fmt_markup(h, mi->help);
         fprintf(h, "\">%s</th>", mi->name);
         for (size_t gi = 0; gi < ng; gi++) {
             char b[128];
             html_cell_value(mi, &acc[gi], never[gi], b, sizeof b);
-            double v = never[gi] ? INFINITY : acc[gi].n ? acc[gi].mean : NAN;
-            if (dir == DIFF_HIGHER)
-                v = -v;
-            const char *cls = "";
-            if (dir != DIFF_INFO && best != worst && !isnan(v))
-                cls = v == best ? " class=\"best\"" : v == worst ? " class=\"worst\"" : "";
-            fprintf(h, "<td%s>", cls);
+            fprintf(h, "<td%s>", mark[gi] > 0 ? " class=\"best\"" : mark[gi] < 0 ? " class=\"worst\"" : "");
             fmt_markup(h, b);
             fprintf(h, "</td>");
         }
         fprintf(h, "</tr>\n");
     }
-    fprintf(h, "</tbody></table></div>\n");
+    fprintf(h, "</tbody></table></div>\n<p class=\"legend\"><span class=\"key best\">green</span>: better than "
+               "every other policy, <span class=\"key worst\">red</span>: worse than every other, each significant "
+               "at 95 %% over the seeds paired by seed (the per-seed differences; a sign test where a seed is "
+               "censored); no colour: the seeds do not tell it apart. A latency (lateness) is never marked better "
+               "for a policy that lost (missed) more work than the one it is compared with. "
+               "<code>\xe2\x88\x9e</code>: a percentile that lands on work never done.</p>\n");
     free(acc);
     free(never);
+    free(mark);
 }
 
 /* One row per scenario and policy, the metrics a reader looks at first;
@@ -186,7 +179,30 @@ static const char css[] =
     "pre{background:#f7f7f7;padding:.7em;overflow:auto;font-size:.85em}\n"
     ".meta{color:#555}.warn{color:#a00}.note{background:#fff7e0;border-left:4px solid #f0c040;padding:.4em .8em}\n"
     "dl.glossary dt{font-weight:600;font-family:monospace}dl.glossary dd{margin:0 0 .3em 1.5em}\n"
-    "nav ul{columns:3}\n";
+    "nav ul{columns:3}\n"
+    ".verdict{border:1px solid #ccc;border-left:5px solid #1f77b4;background:#f8fbff;padding:.3em 1em;margin:1em 0}\n"
+    ".verdict h3{margin:.3em 0}.verdict li{margin:.2em 0}.verdict li.bad{color:#8a1020}.verdict li.good{color:#1d6b2a}\n"
+    ".race{font-weight:600}.legend{font-size:.85em;color:#444;max-width:70em}\n"
+    ".key{padding:0 .3em}.key.best{background:#dff0d8}.key.worst{background:#f8d7da}\n";
+
+/* The table of contents, first on the page: every scenario, with the
+ * policies it compares. */
+static void html_toc(struct rpt *R, struct section *secs, size_t nsec, FILE *h)
+{
+    fprintf(h, "<nav id=\"contents\"><h2>Contents</h2><ol>\n<li><a href=\"#how\">How to read this report</a></li>\n"
+               "<li><a href=\"#glance\">At a glance</a></li>\n");
+    for (size_t s = 0; s < nsec; s++) {
+        fprintf(h, "<li><a href=\"#s-%s\">", secs[s].stem);
+        fmt_markup(h, secs[s].name);
+        fprintf(h, "</a> <span class=\"meta\">(");
+        for (size_t gi = 0; gi < secs[s].ngroups; gi++) {
+            fprintf(h, "%s", gi ? ", " : "");
+            fmt_markup(h, R->r->groups[secs[s].groups[gi]].policy);
+        }
+        fprintf(h, ")</span></li>\n");
+    }
+    fprintf(h, "</ol></nav>\n");
+}
 
 void rpt_html_intro(struct rpt *R, FILE *h, struct section *secs, size_t nsec)
 {
@@ -198,19 +214,28 @@ void rpt_html_intro(struct rpt *R, FILE *h, struct section *secs, size_t nsec)
             R->o->version);
     fmt_markup(h, R->r->path);
     fprintf(h, "</code>: %zu runs of %zu scenarios.</p>\n", R->r->nruns, nsec);
+    html_toc(R, secs, nsec, h);
     fprintf(h,
             "<section id=\"how\"><h2>How to read this report</h2>\n"
             "<p>simrun replays a <em>scenario</em> (a workload of scheduled jobs, events to process, failures and "
             "crashes, on a simulated clock) under several <em>scheduling policies</em>, the rules that decide when "
             "each handler runs, and measures what went wrong and how late things were. Every policy sees exactly "
             "the same workload, so differences come from the policy alone. A scenario run with several random "
-            "<em>seeds</em> gives a sample: tables then show <code>mean \xc2\xb1 h</code>, where the true mean lies "
-            "between mean &minus; h and mean + h with 95%% confidence (Student t over the seeds); a value "
-            "without <code>\xc2\xb1</code> was the same in every seed.</p>\n"
-            "<p>Start with the table below: red cells show lost work, work done twice, missed schedules or a "
-            "crash that was not recovered. Then, per scenario: the metric table (green: best policy for that "
-            "metric, red: worst), the latency curves (further left is faster), the problem bars (lower is "
-            "better), the backlog (items waiting over time) and one timeline per policy (what ran when).</p>\n"
+            "<em>seeds</em> gives a sample: tables then show <code>mean \xc2\xb1 h</code> or <code>mean [low, "
+            "high]</code>, the 95%% confidence interval of the mean over the seeds (counts: exact Poisson "
+            "intervals, never below zero); a value alone was the same in every seed.</p>\n"
+            "<p>Each scenario starts with its <strong>verdict</strong>: the work each policy lost, repeated or "
+            "missed, then who is faster, more punctual or cheaper. Policies are compared <strong>seed by "
+            "seed</strong> (paired: in each seed every policy saw the same workload), and one <em>beats</em> "
+            "another only when the difference is significant at 95%% over the paired seeds. A policy that lost "
+            "items is never called faster than one that processed them: latency counts every item published, "
+            "and one never processed counts as infinitely late (<code>\xe2\x88\x9e</code>), so a percentile "
+            "that reaches the lost items is <code>\xe2\x88\x9e</code> and a latency curve stops at the share of "
+            "items processed. The same holds for lateness and due instants no run served.</p>\n"
+            "<p>Then come the metric table (green: better than every other policy, red: worse than every other, "
+            "significantly), the latency curves (further left is faster, higher is more work done), the problem "
+            "bars (lower is better), the backlog (items waiting over time) and one timeline per policy (what ran "
+            "when, on the scenario's local clock).</p>\n"
             "<details><summary>What each metric means</summary><dl class=\"glossary\">\n");
     for (int m = 0; m < metric_count; m++) {
         fprintf(h, "<dt>%s</dt><dd>", metric_table[m].name);
@@ -230,15 +255,10 @@ void rpt_html_intro(struct rpt *R, FILE *h, struct section *secs, size_t nsec)
         fprintf(h, "</dd>\n");
     }
     fprintf(h, "</dl></details></section>\n");
-    fprintf(h, "<section id=\"glance\"><h2>At a glance</h2>\n");
+    fprintf(h, "<section id=\"glance\"><h2>At a glance</h2>\n<p class=\"legend\">Red: work lost, repeated or missed "
+               "in some seed, or a crash not recovered.</p>\n");
     html_glance(R, secs, nsec, h);
-    fprintf(h, "</section>\n<nav><h2>Scenarios</h2><ul>\n");
-    for (size_t s = 0; s < nsec; s++) {
-        fprintf(h, "<li><a href=\"#s-%s\">", secs[s].stem);
-        fmt_markup(h, secs[s].name);
-        fprintf(h, "</a></li>\n");
-    }
-    fprintf(h, "</ul></nav>\n");
+    fprintf(h, "</section>\n");
 }
 
 /* --- one scenario --------------------------------------------------------------------------------- */
@@ -303,7 +323,7 @@ static void section_head(struct rpt *R, const struct section *S, FILE *h)
 int rpt_write_section(struct rpt *R, struct section *S, FILE *h)
 {
     section_head(R, S, h);
-    html_source(S, h);
+    rpt_html_verdict(R, S, h);
     fprintf(h, "<h3>Metrics</h3>\n");
     html_metric_table(R, S, h);
     fprintf(h, "<h3>Latency</h3>\n");
@@ -315,7 +335,8 @@ int rpt_write_section(struct rpt *R, struct section *S, FILE *h)
     if (rpt_chart_bars(R, S, h) != 0)
         return -1;
     int ret = rpt_section_timelines(R, S, h);
-    fprintf(h, "</section>\n");
+    html_source(S, h);
+    fprintf(h, "<p class=\"meta\"><a href=\"#contents\">Contents</a></p></section>\n");
     return ret;
 }
 
@@ -323,5 +344,7 @@ void rpt_html_outro(FILE *h)
 {
     fprintf(h, "<p class=\"meta\">Charts: PNG (click for SVG), each with its data file and gnuplot script in "
                "this folder. Schema of the database: docs/results.md; this page: docs/reports.md.</p>\n"
+               "<p class=\"meta\">Public incidents of real-world schedulers (scenarios/incidents/) under every "
+               "policy: docs/real-world.md, regenerated by <code>make realworld</code>.</p>\n"
                "</body></html>\n");
 }

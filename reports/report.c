@@ -127,8 +127,52 @@ static void section_scenario(struct section *S, const char *db_path)
     S->scn = s;
 }
 
+/* Whether name is in the comma-separated list (a NULL list has every
+ * name). */
+static int in_list(const char *list, const char *name)
+{
+    if (!list)
+        return 1;
+    size_t n = strlen(name);
+    for (const char *p = list; *p;) {
+        size_t len = strcspn(p, ",");
+        if (len == n && !strncmp(p, name, n))
+            return 1;
+        p += len + (p[len] == ',');
+    }
+    return 0;
+}
+
+/* Every name of a --scenario or --policy list must match some run: 0, or
+ * -1 after rpt_fail naming the valid ones. */
+static int check_list(struct rpt *R, const char *list, int policies, const char *what)
+{
+    if (!list)
+        return 0;
+    for (const char *p = list; *p;) {
+        size_t len = strcspn(p, ",");
+        int found = 0;
+        for (size_t i = 0; i < R->r->ngroups && !found; i++) {
+            const char *v = policies ? R->r->groups[i].policy : R->r->groups[i].scenario;
+            found = strlen(v) == len && !strncmp(v, p, len);
+        }
+        if (!found) {
+            char valid[600] = "";
+            for (size_t i = 0; i < R->r->ngroups; i++) {
+                const char *v = policies ? R->r->groups[i].policy : R->r->groups[i].scenario;
+                if (!strstr(valid, v) && strlen(valid) + strlen(v) + 8 < sizeof valid)
+                    snprintf(valid + strlen(valid), sizeof valid - strlen(valid), "%s%s", valid[0] ? ", " : "", v);
+            }
+            return rpt_fail(R, 2, "no %s '%.*s' in '%s' (valid: %s)", what, (int)len, p, R->r->path, valid);
+        }
+        p += len + (p[len] == ',');
+    }
+    return 0;
+}
+
 /* Groups the database's groups into sections by scenario hash, in file
- * order, and picks their file stems (unique) and timeline seeds. */
+ * order (only the scenarios and policies asked for), and picks their file
+ * stems (unique) and timeline seeds. */
 static size_t make_sections(struct rpt *R, struct section **out)
 {
     struct rdb *r = R->r;
@@ -136,6 +180,8 @@ static size_t make_sections(struct rpt *R, struct section **out)
     size_t n = 0;
     for (size_t i = 0; i < r->ngroups; i++) {
         const struct rdb_group *g = &r->groups[i];
+        if (!in_list(R->o->scenarios, g->scenario) || !in_list(R->o->policies, g->policy))
+            continue;
         struct section *S = NULL;
         for (size_t k = 0; k < n && !S; k++)
             if (!strcmp(secs[k].hash, g->scenario_hash))
@@ -197,7 +243,8 @@ int report_write(const struct report_opts *o, size_t *ncharts, char *err, size_t
         rdb_close(R.r);
         return 2;
     }
-    if (make_dirs(&R, o->out_dir) != 0 || rpt_check_terminals(&R) != 0) {
+    if (check_list(&R, o->scenarios, 0, "scenario") != 0 || check_list(&R, o->policies, 1, "policy") != 0 ||
+        make_dirs(&R, o->out_dir) != 0 || rpt_check_terminals(&R) != 0) {
         rdb_close(R.r);
         return R.code;
     }

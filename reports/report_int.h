@@ -9,6 +9,8 @@
  *     charts.c    the latency/lateness CDFs and the problem bars
  *     timeline.c  timelines and backlog: the trace of one run per policy
  *                 (stored, or simulated again), as lanes per handler
+ *     verdict.c   which policy beats which (paired by seed), the marks of
+ *                 the metric tables and each section's verdict
  *     gnuplot.c   running gnuplot: a chart's script, drawing in the
  *                 background, checking the images
  *
@@ -30,7 +32,7 @@
 struct scenario;
 
 #define RPT_MAX_ROWS 16
-#define RPT_BACKLOG_BINS 1500
+#define RPT_BACKLOG_BINS 800
 #define RPT_MAX_PATH 4096
 #define RPT_MAX_GNUPLOTS 8             /* gnuplot processes at once, at most */
 
@@ -56,6 +58,7 @@ struct section {
 struct pending {
     pid_t pid;
     char stem[300];
+    int png_only;                  /* no SVG to check */
 };
 
 struct rpt {
@@ -92,6 +95,10 @@ struct chart {
     char *body;
     size_t nbody;
     FILE *f;                       /* the body; write drawing commands here */
+    /* 1: draw only the PNG (the script draws the SVG too when run with
+     * `gnuplot -e svg=1`): for timelines, pictures of thousands of small
+     * bars whose SVG is large and slow to render.  rpt_chart_begin sets 0. */
+    int png_only;
 };
 
 /* Finds the gnuplot program (R->o->gnuplot, on PATH unless it has a '/'). */
@@ -127,11 +134,30 @@ int rpt_chart_bars(struct rpt *R, const struct section *S, FILE *html);
  * without one. */
 int rpt_section_timelines(struct rpt *R, const struct section *S, FILE *h);
 
+/* --- verdict.c: significance and the verdict ------------------------------------------------ */
+
+/* 1 when group a beats group b on metric m (metric_table index): better at
+ * 95 % over the seeds both ran, paired by seed (stats_paired_test), and
+ * for latency (lateness) having lost (missed) no more work over those
+ * seeds; 0 otherwise, and for a metric without a direction.  *unfair (may
+ * be NULL) is set when a was significantly better but did less work. */
+int rpt_beats(const struct rdb_group *a, const struct rdb_group *b, int m, int *unfair);
+/* rel[a * ng + b] = rpt_beats of the section's groups a and b on m (and
+ * unfair likewise, when not NULL). */
+void rpt_relation(const struct rpt *R, const struct section *S, int m, signed char *rel, unsigned char *unfair);
+/* mark[gi]: 1 when the group beats every other on m, -1 when every other
+ * beats it, else 0. */
+void rpt_marks(const struct rpt *R, const struct section *S, int m, int *mark);
+/* The section's verdict, first on its page: the work each policy lost,
+ * repeated or missed, and who leads on latency, lateness, busy loops,
+ * wake-ups and recovery, significantly. */
+void rpt_html_verdict(const struct rpt *R, const struct section *S, FILE *h);
+
 /* --- html.c: the page ----------------------------------------------------------------------- */
 
-/* A figure: the PNG, with links to the SVG, data and script; caption is
- * trusted HTML. */
-void rpt_html_figure(FILE *h, const char *stem, const char *alt, const char *caption);
+/* A figure: the PNG, with links to the SVG (when svg), data and script;
+ * caption is trusted HTML. */
+void rpt_html_figure(FILE *h, const char *stem, const char *alt, const char *caption, int svg);
 /* The head of the page, the guide, the glossaries and the at-a-glance table. */
 void rpt_html_intro(struct rpt *R, FILE *h, struct section *secs, size_t nsec);
 /* One scenario's section: its description, metric table and charts. */

@@ -18,13 +18,17 @@
 
 void stats_init(struct stats_acc *a)
 {
-    *a = (struct stats_acc){.n = 0, .mean = 0, .m2 = 0, .min = NAN, .max = NAN, .sum = 0, .fractional = 0};
+    *a = (struct stats_acc){.n = 0, .mean = 0, .m2 = 0, .min = NAN, .max = NAN, .sum = 0, .fractional = 0, .ninf = 0};
 }
 
 void stats_add(struct stats_acc *a, double x)
 {
     if (isnan(x))
         return;
+    if (isinf(x)) {
+        a->ninf++;
+        return;
+    }
     a->n++;
     double d = x - a->mean;
     a->mean += d / (double)a->n;
@@ -353,4 +357,55 @@ int stats_interval95(const struct stats_acc *a, enum stats_kind kind, double *lo
         break;
     }
     return 0;
+}
+
+/* --- paired comparisons --------------------------------------------------------------------- */
+
+double stats_sign_test_p(uint64_t k, uint64_t m)
+{
+    if (m == 0)
+        return 1;
+    uint64_t lo = k < m - k ? k : m - k;
+    /* 2 * P(X <= lo), X ~ Binomial(m, 1/2), summed in logs: m may be large. */
+    double sum = 0, lm = lgamma((double)m + 1) - (double)m * log(2.0);
+    for (uint64_t i = 0; i <= lo; i++)
+        sum += exp(lm - lgamma((double)i + 1) - lgamma((double)(m - i) + 1));
+    double p = 2 * sum;
+    return p > 1 ? 1 : p;
+}
+
+int stats_paired_test(const double *x, const double *y, size_t n, size_t *np)
+{
+    struct stats_acc d;
+    stats_init(&d);
+    uint64_t above = 0, below = 0, infinite = 0;
+    size_t m = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (isnan(x[i]) || isnan(y[i]))
+            continue;
+        m++;
+        if (x[i] == y[i]) {
+            stats_add(&d, 0);      /* two censored values are equal too */
+            continue;
+        }
+        above += x[i] > y[i];
+        below += x[i] < y[i];
+        if (isinf(x[i]) || isinf(y[i]))
+            infinite++;
+        else
+            stats_add(&d, x[i] - y[i]);
+    }
+    if (np)
+        *np = m;
+    if (m < 2)
+        return 0;
+    if (infinite) {
+        if (stats_sign_test_p(above, above + below) >= 0.05)
+            return 0;
+        return above > below ? 1 : -1;
+    }
+    double hw = stats_ci95(&d);
+    if (d.mean == 0 || !(fabs(d.mean) > hw))
+        return 0;
+    return d.mean > 0 ? 1 : -1;
 }

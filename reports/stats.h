@@ -24,6 +24,7 @@
 #ifndef REPORTS_STATS_H
 #define REPORTS_STATS_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 struct stats_acc {
@@ -33,10 +34,14 @@ struct stats_acc {
     double min, max;
     double sum;                    /* plain sum: exact for integer counts below 2^53 */
     int fractional;                /* 1 once a value that is not an integer was added */
+    uint64_t ninf;                 /* infinite values (a censored percentile): counted, not in n */
 };
 
 void stats_init(struct stats_acc *a);
-/* Adds one value; NaN values are ignored (a metric a run does not have). */
+/* Adds one value; NaN values are ignored (a metric a run does not have).
+ * An infinite value (a percentile that lands on work never done) is only
+ * counted in ninf: n, the mean and the interval describe the finite
+ * values, and a caller must treat ninf > 0 as "the mean is infinite". */
 void stats_add(struct stats_acc *a, double x);
 /* The sample standard deviation; NaN when n < 2. */
 double stats_sd(const struct stats_acc *a);
@@ -108,5 +113,22 @@ enum stats_kind {
  *   STATS_NONNEG: the t interval, its lower end cut at 0.
  *   STATS_REAL: the t interval, mean +- stats_ci95. */
 int stats_interval95(const struct stats_acc *a, enum stats_kind kind, double *lo, double *hi);
+
+/* Paired comparison of two policies over the same seeds: x[i] and y[i]
+ * are one metric's values in seed i under each (NaN: that seed has no
+ * value and is skipped; +INFINITY: censored, larger than any finite value,
+ * and equal to another +INFINITY).  Returns -1 when x is significantly
+ * lower than y at the 95 % level, +1 when significantly higher, 0 when the
+ * seeds do not tell them apart (or fewer than two seeds pair up).
+ *   - all differences finite: the 95 % t interval of the differences
+ *     x[i] - y[i] excludes 0 (identical nonzero differences in every seed
+ *     count as significant: their interval has width 0);
+ *   - some difference infinite (censored on one side only): the exact
+ *     two-sided sign test, p < 0.05, over the seeds that differ.
+ * *np gets the number of seeds compared. */
+int stats_paired_test(const double *x, const double *y, size_t n, size_t *np);
+/* The exact two-sided p-value of the sign test: k of m differences on one
+ * side, under a fair coin (1 when m is 0). */
+double stats_sign_test_p(uint64_t k, uint64_t m);
 
 #endif

@@ -12,6 +12,7 @@
  * each workflow, in scenario order); a backlog curve has at most
  * RPT_BACKLOG_BINS points (the highest backlog in each interval). */
 #include <inttypes.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,6 +26,7 @@
 #include "sim/policy.h"
 #include "sim/scenario.h"
 #include "sim/sim.h"
+#include "sim/cal.h"
 #include "sim/util.h"
 
 enum { TL_OK, TL_EMPTY, TL_FAILED, TL_CRASHED, TL_NKIND };
@@ -280,31 +282,78 @@ static int row_of(const int64_t *ids, int n, int64_t h)
     return -1;
 }
 
-/* Tics for a time axis in hours from from_us to to_us, labelled as simrun
- * writes instants ("08:30", "1d08:30"), about eight of them. */
-static void clock_tics(FILE *f, int64_t from_us, int64_t to_us, double div)
+/* Tics for a time axis from from_us to to_us (x = time / div), about eight
+ * of them.  With the scenario (its start and zone), on the scenario's local
+ * clock: at whole local minutes, hours or days, labelled "09:30", or "Fri
+ * 09:30" when the axis spans more than a day; without it, as simrun writes
+ * instants since the start ("08:30", "1d08:30"). */
+static void clock_tics(FILE *f, const struct scenario *scn, int64_t from_us, int64_t to_us, double div)
 {
     static const int64_t steps_min[] = {1, 2, 5, 10, 15, 30, 60, 120, 180, 360, 720, 1440, 2880, 10080};
+    static const char *const wday[] = {"Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"};
     int64_t span = to_us - from_us, step = steps_min[0] * US_PER_MIN;
     for (size_t i = 0; i < sizeof steps_min / sizeof steps_min[0]; i++) {
         step = steps_min[i] * US_PER_MIN;
         if (span / step <= 8)
             break;
     }
+    /* Tics at multiples of the step on the local clock: shift by the UTC
+     * offset at the axis' start (a DST change inside moves later tics by
+     * the change; their labels stay right). */
+    int64_t shift_us = 0;
+    if (scn) {
+        struct cal_tm tm;
+        cal_local(scn->zone, scn->start_utc_s + from_us / US_PER_S, &tm);
+        shift_us = ((scn->start_utc_s % 86400) + tm.utcoff_s) * US_PER_S;
+    }
     fprintf(f, "set xtics (");
     int first = 1;
-    for (int64_t t = (from_us + step - 1) / step * step; t <= to_us; t += step) {
-        int64_t d = t / US_PER_DAY, hh = t % US_PER_DAY / US_PER_H, mm = t % US_PER_H / US_PER_MIN;
+    int64_t t0 = from_us + shift_us;
+    t0 = (t0 >= 0 ? (t0 + step - 1) / step : t0 / step) * step - shift_us;
+    for (int64_t t = t0; t <= to_us; t += step) {
         char lab[32];
-        if (d)
-            snprintf(lab, sizeof lab, "%" PRId64 "d%02" PRId64 ":%02" PRId64, d, hh, mm);
-        else
-            snprintf(lab, sizeof lab, "%02" PRId64 ":%02" PRId64, hh, mm);
+        if (scn) {
+            struct cal_tm tm;
+            cal_local(scn->zone, scn->start_utc_s + t / US_PER_S, &tm);
+            if (span > US_PER_DAY)
+                snprintf(lab, sizeof lab, "%s %02d:%02d", wday[tm.wday], tm.hour, tm.min);
+            else
+                snprintf(lab, sizeof lab, "%02d:%02d", tm.hour, tm.min);
+        } else {
+            int64_t d = t / US_PER_DAY, hh = t % US_PER_DAY / US_PER_H, mm = t % US_PER_H / US_PER_MIN;
+            if (d)
+                snprintf(lab, sizeof lab, "%" PRId64 "d%02" PRId64 ":%02" PRId64, d, hh, mm);
+            else
+                snprintf(lab, sizeof lab, "%02" PRId64 ":%02" PRId64, hh, mm);
+        }
         fprintf(f, "%s'%s' %.9g", first ? "" : ", ", lab, (double)t / div);
         first = 0;
     }
     fprintf(f, ")\n");
 }
+
+/* The label of a time axis: the scenario's local clock, with its zone and
+ * the local date of the scenario's start; without the scenario, time since
+ * the start. */
+static void clock_label(FILE *f, const struct scenario *scn)
+{
+    if (!scn) {
+        fprintf(f, "set xlabel 'time since the scenario start ([N days]d hh:mm)'\n");
+        return;
+    }
+    static const char *const wday[] = {"Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"};
+    struct cal_tm tm;
+    cal_local(scn->zone, scn->start_utc_s, &tm);
+    char lab[256];
+    snprintf(lab, sizeof lab, "local time (%s); the scenario starts %s %04d-%02d-%02d %02d:%02d",
+             cal_zone_name(scn->zone), wday[tm.wday], tm.year, tm.mon, tm.mday, tm.hour, tm.min);
+    fprintf(f, "set xlabel ");
+    rpt_gp_text(f, lab);
+    fprintf(f, "\n");
+}
+
+#define TL_MAX_LANES 4             /* sub-lanes of a handler's row: runs active at once */
+#define TL_SLOTS (TL_NKIND * RPT_MAX_ROWS * TL_MAX_LANES)
 
 /* What one timeline chart shows: its rows (handlers), its window and its
  * time axis. */
@@ -314,47 +363,148 @@ struct tl_view {
     int64_t ids[RPT_MAX_ROWS];
     char names[RPT_MAX_ROWS][80];
     int cons[RPT_MAX_ROWS];        /* is_consumer of tl_rows */
-    int nrows, hidden;
+    int lanes[RPT_MAX_ROWS];       /* sub-lanes of each row: the most runs of it active at once (capped) */
+    int nrows, hidden, crowded;    /* crowded: a row had more runs at once than TL_MAX_LANES */
     int64_t from_us, to_us;
     int zoom;                      /* the close-up of a crash */
-    double div, x0, x1, minw;      /* x = time / div; minw: the narrowest bar drawn */
+    double div, x0, x1, minw;      /* x = time / div; minw: the narrowest bar drawn (about a pixel) */
+    double gap;                    /* runs (ticks) closer than this merge: about three pixels */
     const char *unit;
-    size_t count[TL_NKIND + 1];    /* bars of each kind in the window, then publishes */
+    size_t count[TL_NKIND + 1];    /* bars of each kind drawn, then publish ticks */
+    size_t runs_in;                /* runs in the window */
 };
 
-/* The data file of a timeline: a block of bars per kind of run (start,
- * row, length), then the publishes (time, row); an empty block holds NaNs,
- * so the indices stay fixed. */
+/* A bar being drawn: runs of one kind in one sub-lane merged while they
+ * are closer than v->gap (a few pixels), so that a timeline of a million
+ * runs stays a few thousand bars. */
+struct tl_bar {
+    double a, b;                   /* x of its start and end */
+    int open;
+};
+
+/* The sub-lane of each run of the shown rows (-1 for the others): the
+ * first lane free at its start, runs in start order (run ids); lane counts
+ * per row in v->lanes. */
+static int *tl_lanes(const struct timeline *t, struct tl_view *v)
+{
+    int *lane = xmalloc((t->nruns + 1) * sizeof *lane);
+    int64_t end[RPT_MAX_ROWS][TL_MAX_LANES];
+    for (int r = 0; r < RPT_MAX_ROWS; r++) {
+        v->lanes[r] = 1;
+        for (int l = 0; l < TL_MAX_LANES; l++)
+            end[r][l] = INT64_MIN;
+    }
+    for (size_t i = 0; i < t->nruns; i++) {
+        const struct tl_run *r = &t->runs[i];
+        int row = r->start_us < 0 ? -1 : row_of(v->ids, v->nrows, r->handler);
+        lane[i] = -1;
+        if (row < 0)
+            continue;
+        int l = 0;
+        while (l < TL_MAX_LANES && end[row][l] > r->start_us)
+            l++;
+        if (l == TL_MAX_LANES) {
+            v->crowded = 1;
+            l = TL_MAX_LANES - 1;
+        }
+        if (end[row][l] < r->end_us)
+            end[row][l] = r->end_us;
+        lane[i] = l;
+        if (l + 1 > v->lanes[row])
+            v->lanes[row] = l + 1;
+    }
+    return lane;
+}
+
+/* The y of a sub-lane and the half-height of its bars. */
+static void lane_y(const struct tl_view *v, int row, int lane, double *y, double *half)
+{
+    int nl = v->lanes[row];
+    *half = nl == 1 ? 0.22 : 0.3 / nl;
+    *y = nl == 1 ? row : row - 0.3 + (0.6 / nl) * (lane + 0.5);
+}
+
+static void bar_flush(FILE *d, const struct tl_view *v, struct tl_bar *bar, int row, int lane, size_t *count)
+{
+    if (!bar->open)
+        return;
+    double y, half;
+    lane_y(v, row, lane, &y, &half);
+    double b = bar->b - bar->a < v->minw ? bar->a + v->minw : bar->b;
+    fprintf(d, "%.9g %.9g %.6g %.6g %.6g\n", bar->a, b, y, y - half, y + half);
+    (*count)++;
+    bar->open = 0;
+}
+
+/* The kind a run is drawn as: an empty consumer run apart from one that did
+ * work. */
+static int tl_kind(const struct tl_run *r, const struct tl_view *v, int row)
+{
+    if (r->kind == TL_OK && r->taken == 0 && (v->cons[row] == 1 || (v->cons[row] < 0 && r->empty_hint)))
+        return TL_EMPTY;
+    return r->kind;
+}
+
+/* One block of bars of the data file: the runs of kind k in the window,
+ * merged per sub-lane (start_x end_x y y_low y_high). */
+static void tl_block(FILE *d, const struct timeline *t, struct tl_view *v, const int *lane, int k)
+{
+    struct tl_bar *bars = xcalloc((size_t)RPT_MAX_ROWS * TL_MAX_LANES, sizeof *bars);
+    fprintf(d, "%s# %s: start_%s end_%s y y_low y_high (runs closer than %.3g merged)\n", k ? "\n\n" : "",
+            tl_kind_title[k], v->unit, v->unit, v->gap);
+    for (size_t i = 0; i < t->nruns; i++) {
+        const struct tl_run *r = &t->runs[i];
+        if (lane[i] < 0 || r->end_us < v->from_us || r->start_us > v->to_us)
+            continue;
+        int row = row_of(v->ids, v->nrows, r->handler);
+        if (k == 0)
+            v->runs_in++;
+        if (tl_kind(r, v, row) != k)
+            continue;
+        struct tl_bar *bar = &bars[row * TL_MAX_LANES + lane[i]];
+        double a = (double)r->start_us / v->div, b = (double)r->end_us / v->div;
+        if (bar->open && a - bar->b < v->gap) {
+            if (b > bar->b)
+                bar->b = b;
+            continue;
+        }
+        bar_flush(d, v, bar, row, lane[i], &v->count[k]);
+        *bar = (struct tl_bar){a, b, 1};
+    }
+    for (int row = 0; row < v->nrows; row++)
+        for (int l = 0; l < TL_MAX_LANES; l++)
+            bar_flush(d, v, &bars[row * TL_MAX_LANES + l], row, l, &v->count[k]);
+    if (!v->count[k])
+        fprintf(d, "NaN NaN NaN NaN NaN\n"); /* keeps the block, so the indices stay fixed */
+    free(bars);
+}
+
+/* The data file of a timeline: a block of bars per kind of run, then the
+ * publishes (time, row), a tick per item unless closer than v->gap to the
+ * previous tick of its row; an empty block holds NaNs, so the indices stay
+ * fixed. */
 static int tl_data(struct rpt *R, const struct timeline *t, struct tl_view *v)
 {
     FILE *d = rpt_open(R, v->dname, "w");
     if (!d)
         return -1;
-    for (int k = 0; k < TL_NKIND; k++) {
-        fprintf(d, "%s# %s: start_%s row length_%s\n", k ? "\n\n" : "", tl_kind_title[k], v->unit, v->unit);
-        for (size_t i = 0; i < t->nruns; i++) {
-            const struct tl_run *r = &t->runs[i];
-            int row = r->start_us < 0 ? -1 : row_of(v->ids, v->nrows, r->handler);
-            if (row < 0 || r->end_us < v->from_us || r->start_us > v->to_us)
-                continue;
-            int kind = r->kind;
-            if (kind == TL_OK && r->taken == 0 && (v->cons[row] == 1 || (v->cons[row] < 0 && r->empty_hint)))
-                kind = TL_EMPTY;
-            if (kind != k)
-                continue;
-            double len = (double)(r->end_us - r->start_us) / v->div;
-            fprintf(d, "%.9g %d %.9g\n", (double)r->start_us / v->div, row, len < v->minw ? v->minw : len);
-            v->count[k]++;
-        }
-        if (!v->count[k])
-            fprintf(d, "NaN NaN NaN\n"); /* keeps the block, so the indices stay fixed */
-    }
-    fprintf(d, "\n\n# publishes: time_%s row\n", v->unit);
+    int *lane = tl_lanes(t, v);
+    for (int k = 0; k < TL_NKIND; k++)
+        tl_block(d, t, v, lane, k);
+    free(lane);
+    fprintf(d, "\n\n# publishes: time_%s row (ticks closer than %.3g drawn once)\n", v->unit, v->gap);
+    double last[RPT_MAX_ROWS];
+    for (int r = 0; r < RPT_MAX_ROWS; r++)
+        last[r] = -INFINITY;
     for (size_t i = 0; i < t->npub; i++) {
         int row = row_of(v->ids, v->nrows, t->pub_h[i]);
         if (row < 0 || t->pub_t[i] < v->from_us || t->pub_t[i] > v->to_us)
             continue;
-        fprintf(d, "%.9g %d\n", (double)t->pub_t[i] / v->div, row);
+        double x = (double)t->pub_t[i] / v->div;
+        if (x - last[row] < v->gap)
+            continue;
+        last[row] = x;
+        fprintf(d, "%.9g %d\n", x, row);
         v->count[TL_NKIND]++;
     }
     if (!v->count[TL_NKIND])
@@ -362,15 +512,16 @@ static int tl_data(struct rpt *R, const struct timeline *t, struct tl_view *v)
     return rpt_close(R, d, v->dname);
 }
 
-/* The axes of a timeline: time across, a row per handler, the end of a run
- * that stopped early marked. */
-static void tl_axes(FILE *f, const struct timeline *t, const struct tl_view *v)
+/* The axes of a timeline: time across (the scenario's local clock), a row
+ * per handler, the end of a run that stopped early marked. */
+static void tl_axes(FILE *f, const struct section *S, const struct timeline *t, const struct tl_view *v)
 {
-    if (v->zoom) {
-        fprintf(f, "\nset xlabel 'time since the scenario start ([N days]d hh:mm)'\n");
-        clock_tics(f, v->from_us, v->to_us, v->div);
+    fprintf(f, "\n");
+    if (S->scn || v->zoom) {
+        clock_label(f, S->scn);
+        clock_tics(f, S->scn, v->from_us, v->to_us, v->div);
     } else {
-        fprintf(f, "\nset xlabel 'time since the scenario start (%s)'\n", v->unit);
+        fprintf(f, "set xlabel 'time since the scenario start (%s)'\n", v->unit);
     }
     fprintf(f, "set xrange [%.9g:%.9g]\nset yrange [%g:-0.6]\n", v->x0, v->x1, v->nrows - 0.4);
     fprintf(f, "set ytics (");
@@ -419,13 +570,14 @@ static void tl_plot(FILE *f, const struct tl_view *v, int shaded)
     for (int k = 0; k < TL_NKIND; k++) {
         if (!v->count[k])
             continue;
-        fprintf(f, "%s'%s' index %d using 1:2:3:(0) with vectors nohead lw 9 lc rgb '%s' title '%s'",
+        fprintf(f, "%s'%s' index %d using (($1+$2)/2):3:1:2:4:5 with boxxyerror fs solid 1.0 noborder lc rgb '%s' "
+                   "title '%s'",
                 first ? "" : ", \\\n     ", v->dname, k, tl_kind_colour[k], tl_kind_title[k]);
         first = 0;
     }
     if (v->count[TL_NKIND]) {
-        fprintf(f, "%s'%s' index %d using 1:($2+0.26):(0):(0.2) with vectors nohead lw 1 lc rgb '#444444' "
-                   "title 'publish (one tick per item)'",
+        fprintf(f, "%s'%s' index %d using 1:($2+0.33):(0):(0.14) with vectors nohead lw 1 lc rgb '#444444' "
+                   "title 'publish (a tick per item, at most one per 3 px)'",
                 first ? "" : ", \\\n     ", v->dname, TL_NKIND);
         first = 0;
     }
@@ -454,9 +606,18 @@ static void tl_caption(const struct section *S, const struct tl_view *v, const c
                        "what the policy did while the host was down and how it caught up.");
     else
         off = snprintf(cap, ncap,
-                       "Every run of each handler as a bar from its start to its end (runs too short to see are "
-                       "drawn at a minimum width), coloured by how it ended; ticks under a bar are items "
-                       "published to that handler; shaded bands are crashes, from crash to restart.");
+                       "Every run of each handler as a bar from its start to its end, coloured by how it ended; "
+                       "runs of one handler that overlap are stacked in sub-lanes of its row, so a run started "
+                       "again while it is still running (a duplicate) shows as a second bar. Runs of one kind "
+                       "closer than a pixel are drawn as one bar (a run too short to see at a minimum width); "
+                       "ticks under a row are items published to that handler (one per pixel); shaded bands are "
+                       "crashes, from crash to restart.");
+    if (S->scn && off < (int)ncap)
+        off += snprintf(cap + off, ncap - (size_t)off, " Times are the scenario's local clock (%s).",
+                        cal_zone_name(S->scn->zone));
+    if (v->crowded && off < (int)ncap)
+        off += snprintf(cap + off, ncap - (size_t)off, " Some handler had more than %d runs at once: the extra ones "
+                        "share its last sub-lane.", TL_MAX_LANES);
     if (v->hidden && off < (int)ncap)
         off += snprintf(cap + off, ncap - (size_t)off, " %d more handlers are not shown.", v->hidden);
     if (S->scn && off < (int)ncap && !v->zoom) {
@@ -487,7 +648,8 @@ static int chart_timeline(struct rpt *R, const struct section *S, size_t gi, con
     time_unit(zoom ? 0 : to_us - from_us, &v.div, &v.unit);
     v.x0 = (double)from_us / v.div;
     v.x1 = (double)to_us / v.div;
-    v.minw = (v.x1 - v.x0) * 0.0015;
+    v.minw = (v.x1 - v.x0) * 0.0012;
+    v.gap = (v.x1 - v.x0) * 0.003;
     if (tl_data(R, t, &v) != 0)
         return -1;
 
@@ -503,7 +665,8 @@ static int chart_timeline(struct rpt *R, const struct section *S, size_t gi, con
                  S->tl_seed);
     fprintf(f, "set title ");
     rpt_gp_text(f, title);
-    tl_axes(f, t, &v);
+    c.png_only = 1;
+    tl_axes(f, S, t, &v);
     tl_plot(f, &v, tl_shade(f, t, &v));
     char what[300];
     snprintf(what, sizeof what, "%s of %s under %s, seed %" PRIu64, zoom ? "crash close-up" : "timeline", S->name,
@@ -512,7 +675,7 @@ static int chart_timeline(struct rpt *R, const struct section *S, size_t gi, con
         return -1;
     char cap[1400];
     tl_caption(S, &v, warn, cap, sizeof cap);
-    rpt_html_figure(html, v.stem, title, cap);
+    rpt_html_figure(html, v.stem, title, cap, 0);
     return 0;
 }
 
@@ -603,7 +766,9 @@ static int backlog_data(struct rpt *R, const struct section *S, const struct tim
         fprintf(d, "%s# %s, seed %" PRIu64 ": time_%s items_waiting (the most in each interval)\n", block ? "\n\n" : "",
                 g->policy, S->tl_seed, unit);
         for (int k = 0; k < RPT_BACKLOG_BINS; k++) {
-            fprintf(d, "%.9g %.0f\n", (double)end * k / RPT_BACKLOG_BINS / div, bins[k]);
+            /* Drawn as steps: a point only where the level changes. */
+            if (k == 0 || bins[k] != bins[k - 1])
+                fprintf(d, "%.9g %.0f\n", (double)end * k / RPT_BACKLOG_BINS / div, bins[k]);
             if (bins[k] > *ymax)
                 *ymax = bins[k];
         }
@@ -651,8 +816,15 @@ static int chart_backlog(struct rpt *R, const struct section *S, const struct ti
     snprintf(title, sizeof title, "%s: backlog over time, seed %" PRIu64, S->name, S->tl_seed);
     fprintf(f, "set title ");
     rpt_gp_text(f, title);
-    fprintf(f, "\nset xlabel 'time since the scenario start (%s)'\nset ylabel 'items waiting (published, not processed)'\n",
-            unit);
+    if (S->scn) {
+        fprintf(f, "\n");
+        clock_label(f, S->scn);
+        clock_tics(f, S->scn, 0, end, div);
+        fprintf(f, "set ylabel 'items waiting (published, not processed)'\n");
+    } else {
+        fprintf(f, "\nset xlabel 'time since the scenario start (%s)'\nset ylabel 'items waiting (published, not processed)'\n",
+                unit);
+    }
     fprintf(f, "set xrange [0:%.9g]\nset yrange [0:%.9g]\nset grid\nset border 3\nset tics nomirror\n",
             (double)end / div, ymax > 0 ? ymax * 1.1 : 1);
     fprintf(f, "set key outside right top vertical title 'policy'\n");
@@ -674,8 +846,9 @@ static int chart_backlog(struct rpt *R, const struct section *S, const struct ti
         return -1;
     rpt_html_figure(html, stem, title,
                     "Items published and not yet processed (taken by a run that committed), the most in each of "
-                    "1500 intervals. Lost items never leave the backlog, so a curve that ends above zero lost "
-                    "work; an item processed twice is subtracted twice.");
+                    "800 intervals. Lost items never leave the backlog, so a curve that ends above zero lost "
+                    "work; an item processed twice is subtracted twice.",
+                    1);
     return 0;
 }
 

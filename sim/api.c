@@ -74,12 +74,16 @@ void sim_sched_info(const struct sim *sim, uint32_t handler, struct sim_sched_in
 {
     SIM_ASSERT(handler < sim->w.nh);
     const struct handler_def *hd = world_hdef(&sim->w, handler);
-    *out = (struct sim_sched_info){.kind = SIM_SCHED_NONE};
+    *out = (struct sim_sched_info){.kind = SIM_SCHED_NONE, .changed_us = -1};
     if (hd->kind != H_PRODUCER)
         return;
-    out->kind = (enum sim_sched_kind)hd->sched.kind;
-    out->every_us = hd->sched.kind == SCHED_EVERY ? hd->sched.every_us : 0;
-    out->cron_days_or = hd->sched.kind == SCHED_CRON && hd->sched.cron.day_or;
+    struct sched_state st;
+    schedule_state_at(&hd->sched, sim->now_us, &st);
+    out->kind = (enum sim_sched_kind)st.kind;
+    out->every_us = st.every_us;
+    out->cron_days_or = st.cron_days_or;
+    out->disabled = !st.enabled;
+    out->changed_us = st.changed_us;
 }
 
 int64_t sim_sched_next_opt(const struct sim *sim, uint32_t handler, int64_t after_us, int inclusive,
@@ -89,17 +93,88 @@ int64_t sim_sched_next_opt(const struct sim *sim, uint32_t handler, int64_t afte
     const struct handler_def *hd = world_hdef(&sim->w, handler);
     if (hd->kind != H_PRODUCER)
         return SIM_NEVER;
-    int rezone = o && o->zone && hd->sched.kind == SCHED_CRON;
-    int to_and = o && o->days_and && hd->sched.kind == SCHED_CRON && hd->sched.cron.day_or;
-    if (!rezone && !to_and)
-        return schedule_next(sim->scn, &hd->sched, after_us, inclusive);
-    /* A copy read differently; the scenario's own stays as written. */
-    struct schedule sc = hd->sched;
-    if (rezone)
-        sc.zone = o->zone;
-    if (to_and && cal_cron_use_and(&sc.cron) != 0)
-        return SIM_NEVER;
-    return schedule_next(sim->scn, &sc, after_us, inclusive);
+    /* Read differently (another zone, AND, another DST rule): cron
+     * definitions only; the scenario's own stays as written. */
+    int rule = o ? o->dst : CAL_DST_CRONIE;
+    SIM_ASSERT(rule >= CAL_DST_CRONIE && rule <= CAL_DST_WALL_NEG_BACK);
+    struct sched_read rd = {.zone = o ? o->zone : NULL, .days_and = o ? o->days_and : 0,
+                            .dst = (enum cal_dst_rule)rule};
+    return schedule_next_asof(sim->scn, &hd->sched, after_us, inclusive, sim->now_us,
+                              rd.zone || rd.days_and || rule != CAL_DST_CRONIE ? &rd : NULL);
+}
+
+int64_t sim_sched_prev(const struct sim *sim, uint32_t handler, int64_t t_us)
+{
+    SIM_ASSERT(handler < sim->w.nh);
+    const struct handler_def *hd = world_hdef(&sim->w, handler);
+    const struct scenario *s = sim->scn;
+    if (hd->kind != H_PRODUCER || t_us < 0)
+        return -1;
+    if (t_us >= s->horizon_us)
+        t_us = s->horizon_us - 1; /* nothing is nominal from the horizon on */
+    const struct schedule *sc = &hd->sched;
+    switch (sc->kind) {
+    case SCHED_EVERY:
+        return t_us < sc->offset_us ? -1 : sc->offset_us + (t_us - sc->offset_us) / sc->every_us * sc->every_us;
+    case SCHED_AT:
+        return sc->at_us <= t_us ? sc->at_us : -1;
+    case SCHED_CRON: {
+        /* fires are whole seconds: the last one <= t is the last one before
+         * the next whole second */
+        int64_t f = cal_cron_prev(&sc->cron, sc->zone, s->start_utc_s + t_us / US_PER_S + 1);
+        return f == INT64_MIN || f < s->start_utc_s ? -1 : (f - s->start_utc_s) * US_PER_S;
+    }
+    case SCHED_NONE:
+        break;
+    }
+    return -1;
+}
+
+/* --- durable memory ------------------------------------------------------------ */
+
+void *sim_dgrow(struct sim *sim, void *p, size_t elem, size_t *cap, size_t need)
+{
+    if (need <= *cap)
+        return p;
+    size_t c = *cap ? *cap : 8;
+    while (c < need) {
+        SIM_ASSERT(c <= SIZE_MAX / 2 / elem);
+        c *= 2;
+    }
+    p = sim_drealloc(sim, p, c * elem);
+    memset((char *)p + *cap * elem, 0, (c - *cap) * elem);
+    *cap = c;
+    return p;
+}
+
+/* --- items and runs ------------------------------------------------------------ */
+
+uint64_t sim_item_count(const struct sim *sim) { return sim->nitems; }
+
+/* What run_finish (sim/sim.c) does for a run that ends, for a run the
+ * policy kills: its pending phase event goes, it leaves the active set, and
+ * the fact layer records its end as cut off. */
+int sim_run_cancel(struct sim *sim, uint64_t run)
+{
+    SIM_ASSERT(run >= 1 && run <= sim->nruns);
+    struct run_rec *r = &sim->runs[run];
+    if (!r->active || !sim->accepting)
+        return 0;
+    sim__policy_event(sim);
+    if (r->ev)
+        evq_cancel(sim->q, r->ev);
+    r->ev = 0;
+    r->active = 0;
+    r->outcome = (uint8_t)OUT_CUTOFF;
+    r->end_us = sim->now_us;
+    sim->hs[r->handler].active--;
+    uint32_t i = r->aslot;
+    SIM_ASSERT(i < sim->nactive && sim->active[i] == run);
+    uint64_t last = sim->active[--sim->nactive];
+    sim->active[i] = last;
+    sim->runs[last].aslot = i;
+    fact_run_end(&sim->fx, run, r->handler, OUT_CUTOFF, (enum run_phase)r->phase, (enum fail_class)r->fail);
+    return 1;
 }
 
 /* --- workload properties ---------------------------------------------------- */
@@ -191,7 +266,7 @@ void sim_alarm(struct sim *sim, int alarm, int64_t at_us)
     al->at_us = at_us;
     if (at_us == SIM_NEVER)
         return;
-    policy_event(sim);
+    sim__policy_event(sim);
     /* An event at or past the end would never be popped: EV_END, pushed at
      * setup, comes first. */
     if (at_us < sim->end_us)

@@ -83,6 +83,8 @@ void cal_format_utc(int64_t utc_s, char *buf, size_t n);
 /* A parsed cron expression: bitsets, so it can be embedded by value.
  * Read-only outside sim/cron.c; set only by cal_cron_parse. */
 struct cal_cron {
+    uint64_t seconds; /* bit s: second s (0-59) matches; 1 (second 0) for a
+                         5-field expression, whose fires are whole minutes */
     uint64_t minutes; /* bit m: minute m (0-59) matches */
     uint32_t hours;   /* bit h: hour h (0-23) */
     uint32_t mdays;   /* bit d: day of month d (1-31) */
@@ -94,6 +96,8 @@ struct cal_cron {
                          are cronie's "wildcard" jobs under the DST rule */
 };
 #define CAL_CRON_AND 1 /* flag: day-of-month and day-of-week combine with AND */
+#define CAL_CRON_SECONDS 2 /* flag: 6 fields, the first one seconds (0-59), as
+                              Quartz and the Rust `cron` crate read them */
 /* Switches a parsed expression to AND semantics (as CAL_CRON_AND at parse
  * time would have).  Returns 0, or -1 if it then never fires. */
 int cal_cron_use_and(struct cal_cron *c);
@@ -101,16 +105,50 @@ int cal_cron_use_and(struct cal_cron *c);
 /* Parses a 5-field cron expression (minute hour day-of-month month
  * day-of-week) or a macro (@yearly @annually @monthly @weekly @daily
  * @midnight @hourly), at most CAL_CRON_EXPR_MAX bytes; syntax in
- * docs/calendar.md.  flags: 0 or CAL_CRON_AND.  Expressions that can never
+ * docs/calendar.md.  flags: CAL_CRON_AND, CAL_CRON_SECONDS (exactly 6
+ * fields, seconds first; a macro fires at second 0), or 0.  With seconds,
+ * the fires are every matching second of each minute the other five fields
+ * give (the DST rule applies to the minutes).  Expressions that can never
  * fire ("0 0 30 2 *") are rejected.  Returns 0, or -1 with err like
  * "cron field 'minute': value '99' out of range 0-59" and *err_col = the
  * 1-based column in expr of the offending text (err and err_col may be
  * NULL). */
 int cal_cron_parse(const char *expr, unsigned flags, struct cal_cron *out, char *err, size_t errlen,
                    int *err_col);
+/* Builds an expression from its fields' bitsets, for a reader with its own
+ * syntax (a system's configuration grammar): seconds (0: second 0 only),
+ * minutes 0-59, hours 0-23, days of the month 1-31, months 1-12, weekdays
+ * 0-6; bits outside those ranges are ignored.  day_or: cron's OR rule for
+ * the two day fields; wild: the minute or hour field is a '*' one.
+ * Returns 0, or -1 if a field allows no value or it can never fire. */
+int cal_cron_from_bits(struct cal_cron *out, uint64_t seconds, uint64_t minutes, uint64_t hours, uint64_t mdays,
+                       uint64_t months, uint64_t wdays, int day_or, int wild);
 /* First fire > after_s, or INT64_MAX if none before year 10000.  Computed
  * field by field; O(1) per zone transition crossed. */
 int64_t cal_cron_next(const struct cal_cron *c, const struct cal_zone *z, int64_t after_s);
+/* How other cron engines read the wall clock at a DST change (the
+ * default, CAL_DST_CRONIE, is the rule of docs/calendar.md):
+ *  - CAL_DST_ABSOLUTE: every instant whose wall time matches fires: a
+ *    repeated wall time fires twice, a time in a gap never (robfig/cron v3,
+ *    which Kubernetes CronJobs use; Temporal schedules).
+ *  - CAL_DST_WALL: wall time only moves forward: a repeated wall time fires
+ *    once, at its first occurrence, for every job (a `*` job is silent for
+ *    the repeated hour), and a time in a gap never (systemd calendar specs,
+ *    since v244).
+ *  - CAL_DST_WALL_GAP_NEXT_DAY: CAL_DST_WALL, except that a time in a gap
+ *    makes the search start over at the next local midnight (systemd before
+ *    v244, issue systemd/systemd#13745).
+ *  - CAL_DST_WALL_NEG_BACK: CAL_DST_WALL, except that a time in the gap of
+ *    a zone whose offset before the gap is marked DST (a negative DST such
+ *    as Europe/Dublin's) is read with the offset after the gap, which gives
+ *    an instant before it, possibly <= after_s (systemd before PR #36897). */
+enum cal_dst_rule {
+    CAL_DST_CRONIE, CAL_DST_ABSOLUTE, CAL_DST_WALL, CAL_DST_WALL_GAP_NEXT_DAY, CAL_DST_WALL_NEG_BACK
+};
+/* cal_cron_next under another DST rule.  Every rule but
+ * CAL_DST_WALL_NEG_BACK answers a fire > after_s; the same cost. */
+int64_t cal_cron_next_rule(const struct cal_cron *c, const struct cal_zone *z, int64_t after_s,
+                           enum cal_dst_rule rule);
 /* Last fire < before_s, or INT64_MIN if none after year 0. */
 int64_t cal_cron_prev(const struct cal_cron *c, const struct cal_zone *z, int64_t before_s);
 /* The fires in (from_s, to_s], ascending: the first max are written to out

@@ -34,6 +34,7 @@
  *    start (it is emptied at every start). */
 #include "sim/checker.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -980,8 +981,12 @@ static int due_visit(void *ctx, int64_t due_us)
     dw->m->dues++;
     dw->prev_due_us = due_us;
     dw->prev_start_us = SIM_NEVER;
-    if (dw->j == dw->n)
+    if (dw->j == dw->n) {
+        /* Never served: censored at the end, it counts as +infinity. */
+        hist_add_censored(&dw->m->lateness, 1);
+        hist_add_censored(&dw->total->lateness, 1);
         return 0;
+    }
     int64_t start_us = dw->starts[dw->j];
     dw->prev_start_us = start_us;
     hist_add(&dw->m->lateness, start_us - due_us);
@@ -1022,7 +1027,8 @@ static uint32_t crash_after_item(const struct checker *c, uint64_t i)
     return lo;
 }
 
-/* dropped, stranded, and each crash's lost items.  An unprocessed item
+/* dropped, stranded, each crash's lost items, and the censored latency
+ * samples of unprocessed items.  An unprocessed item
  * counts for crash k if it was pending at k (published before it, not
  * dropped before it) or if its drop was caused by k. */
 static void finish_items(struct checker *c, int64_t *lost_diff)
@@ -1035,6 +1041,9 @@ static void finish_items(struct checker *c, int64_t *lost_diff)
         if (it->flags & IT_PROCESSED)
             continue;
         struct metrics *m = &c->tm[tmpl_of(c, it->consumer)];
+        /* Never processed: its latency is censored at the end (+infinity). */
+        hist_add_censored(&m->latency, 1);
+        hist_add_censored(&c->total.latency, 1);
         if (it->flags & IT_DROPPED) {
             m->dropped++;
             continue;
@@ -1239,6 +1248,13 @@ void checker_result_free(struct checker_result *r)
 
 /* ---- metric values ---------------------------------------------------------- */
 
+/* A percentile in us, or +INFINITY where it lands on censored samples. */
+static double quantile(const struct hist *h, double q)
+{
+    int64_t v = hist_quantile(h, q);
+    return v == HIST_CENSORED ? INFINITY : (double)v;
+}
+
 int metric_get(const struct checker_result *r, int tmpl, const char *name, double *out)
 {
     const struct metric_info *mi = metric_find(name);
@@ -1272,14 +1288,14 @@ int metric_get(const struct checker_result *r, int tmpl, const char *name, doubl
     case M_WAKEUPS: *out = (double)r->total.wakeups; break;
     case M_OVERLAPS: *out = (double)m->overlaps_us; break;
     case M_OVERLAP_RUNS: *out = (double)m->overlap_runs; break;
-    case M_LAT_P50: *out = (double)hist_quantile(&m->latency, 0.50); break;
-    case M_LAT_P90: *out = (double)hist_quantile(&m->latency, 0.90); break;
-    case M_LAT_P99: *out = (double)hist_quantile(&m->latency, 0.99); break;
-    case M_LAT_MAX: *out = (double)hist_quantile(&m->latency, 1.0); break;
+    case M_LAT_P50: *out = quantile(&m->latency, 0.50); break;
+    case M_LAT_P90: *out = quantile(&m->latency, 0.90); break;
+    case M_LAT_P99: *out = quantile(&m->latency, 0.99); break;
+    case M_LAT_MAX: *out = quantile(&m->latency, 1.0); break;
     case M_LAT_MEAN: *out = hist_mean(&m->latency); break;
-    case M_LATE_P50: *out = (double)hist_quantile(&m->lateness, 0.50); break;
-    case M_LATE_P99: *out = (double)hist_quantile(&m->lateness, 0.99); break;
-    case M_LATE_MAX: *out = (double)hist_quantile(&m->lateness, 1.0); break;
+    case M_LATE_P50: *out = quantile(&m->lateness, 0.50); break;
+    case M_LATE_P99: *out = quantile(&m->lateness, 0.99); break;
+    case M_LATE_MAX: *out = quantile(&m->lateness, 1.0); break;
     case M_LATE_MEAN: *out = hist_mean(&m->lateness); break;
     case M_CRASHES: *out = (double)r->ncrashes; break;
     case M_RECOVERY_OK: *out = r->recovery_ok ? 1.0 : 0.0; break;

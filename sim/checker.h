@@ -38,8 +38,8 @@ struct metrics {
     uint64_t wakeups;
     int64_t overlaps_us;           /* time with two runs active against the promise */
     uint64_t overlap_runs;         /* runs that started while another was active against it */
-    struct hist latency;           /* item origin -> first commit */
-    struct hist lateness;          /* due instant -> start of the run that served it */
+    struct hist latency;           /* item origin -> first commit; unprocessed items censored */
+    struct hist lateness;          /* due instant -> start of the run that served it; unserved censored */
 };
 
 /* Per crash (spec 5).  recovery_time_us: restart -> start of the first run
@@ -104,8 +104,10 @@ void checker_result_free(struct checker_result *r);
 
 /* The value of metric `name` (metric.h) for handler template tmpl, or for
  * the whole scenario when tmpl is -1: returns 0 and *out (durations in us,
- * booleans 0/1), or -1 for an unknown name, a template out of range, or a
- * metric not defined per handler. */
+ * booleans 0/1; +INFINITY for a latency or lateness percentile, maximum or
+ * mean that lands on censored samples: work never done, hist.h), or -1 for
+ * an unknown name, a template out of range, or a metric not defined per
+ * handler. */
 int metric_get(const struct checker_result *r, int tmpl, const char *name, double *out);
 
 #endif

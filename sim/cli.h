@@ -10,6 +10,7 @@
  *
  *     sim/cli.c         the parser, the help, the registry of commands, cli_main
  *     sim/cli_common.c  what run and check share: scenarios, targets, the store
+ *     sim/cli_expect.c  evaluating expect lines, for check and for run --db
  *     sim/cli_run.c     simrun run
  *     sim/cli_check.c   simrun check
  *     sim/cli_db.c      simrun report and simrun diff (results databases)
@@ -136,7 +137,8 @@ struct cli_opts {
     const char *db;
     int store_trace;
     const char *trace;
-    const char *format;            /* table, csv or json */
+    const char *format;            /* table, markdown, csv or json */
+    const char *metrics;           /* --metrics LIST, NULL: every metric */
     const char *junit;
     uint64_t max_events;
     int quiet;
@@ -148,6 +150,7 @@ int cli_opt_scenario(void *opts, const char *path);
 int cli_opt_seed(void *opts, const char *arg);
 int cli_opt_seeds(void *opts, const char *arg);
 int cli_opt_set(void *opts, const char *arg);
+int cli_opt_jobs(void *opts, const char *arg);     /* -j N: 1..256 worker processes */
 
 /* A decimal integer without sign; 0, or -1 when s is not one. */
 int cli_parse_u64(const char *s, uint64_t *out);
@@ -175,14 +178,53 @@ struct cli_target {
     char params_text[512];
 };
 
-/* Resolves a label (registered policy or variant of s) into a target:
- * defaults, then the scenario's `set` lines for the base policy, then those
- * for the variant, then the variant's own pairs, then --set for the base and
- * for the label.  Returns 0, or -1 with msg. */
+/* Resolves a label (registered policy, built-in variant, or variant of s)
+ * into a target: defaults, then the scenario's `set` lines for the base
+ * policy, then a built-in variant's settings and its `set` lines, then
+ * those for the variant, then the variant's own pairs, then --set for the
+ * base and for the label; values are read with the built-in variant's
+ * configuration grammar (sim/grammar.h), and so are the scenario's
+ * schedules, whose fallbacks are warned about on stderr.  Returns 0; -1
+ * with msg; or -2 with msg a whole "file:line:col: error: ..." line. */
 int cli_resolve_target(const struct scenario *s, const char *label, const struct cli_set *sets, int nsets,
                        struct cli_target *t, char *msg, size_t mn);
-/* Every label of a scenario: the registered policies, then its variants. */
+/* Every label of a scenario: the registered policies, then its variants,
+ * then the built-in variants its expect lines name. */
 int cli_all_labels(const struct scenario *s, const char **out, int max);
+/* Checks that every --set names a registered policy (or a variant of one
+ * of the scenarios) and a valid KEY=VALUE for it; 0, or 2 after printing
+ * the error. */
+int cli_check_sets(const struct cli_opts *o, struct scenario **scn);
+
+/* --- expect lines (cli_expect.c) ----------------------------------------------------------------- */
+
+struct sim_result;
+struct expect_outcome;
+
+/* Whether expect line e names label ('*' names every label). */
+int cli_expect_names(const struct expect_def *e, const char *label);
+/* The template index of e's `for WF.HANDLER`, -1 for the whole scenario. */
+int cli_expect_tmpl(const struct scenario *s, const struct expect_def *e);
+/* Whether v op want holds (never for a NaN v: no value). */
+int cli_expect_compare(double v, enum expect_op op, double want);
+/* The value of e's metric in one run (durations in us, +INFINITY when
+ * censored); NaN when the run has none. */
+double cli_expect_measure(const struct scenario *s, const struct expect_def *e, const struct sim_result *res);
+/* e's aggregate (mean, min, max, pNN) of the seeds' values v[0..n), NaN
+ * values skipped; NaN for EXPECT_EACH or when no value is left. */
+double cli_expect_aggregate(const struct expect_def *e, const double *v, size_t n);
+/* "each", "mean", "min", "max", "p95" into b. */
+const char *cli_expect_agg_name(const struct expect_def *e, char *b, size_t n);
+/* The outcomes to store with the run of seed index si (of nseeds) of the
+ * target label: every line naming it that holds per seed, judged on this
+ * seed, and in the last seed's run every aggregate line, judged over all
+ * the seeds.  vals[e * nseeds + k] is line e's value in seed index k (only
+ * k <= si are read).  out has room for s->nexpects; returns how many. */
+uint32_t cli_expect_outcomes(const struct scenario *s, const char *label, const double *vals, size_t si,
+                             size_t nseeds, struct expect_outcome *out);
+/* The line of an `expect LABEL livelock == true` of s (the run is meant to
+ * be stopped as a livelock: a deliberately broken variant), or 0. */
+int cli_expect_livelock_line(const struct scenario *s, const char *label);
 
 /* --- one simulation in a child process (cli_probe.c), for shrink and swarm ------------------------- */
 

@@ -12,8 +12,11 @@
 #include <unistd.h>
 
 #include "sim/cli.h"
+#include "sim/grammar.h"
 #include "sim/refs.h"
 #include "sim/store.h"
+#include "sim/sweep.h"
+#include "sim/syntax.h"
 #include "sim/util.h"
 
 /* --- option values ------------------------------------------------------------------------ */
@@ -65,6 +68,16 @@ int cli_opt_seeds(void *opts, const char *v)
     if (o->seed_hi - o->seed_lo >= CLI_MAX_SEEDS)
         return cli_usage_error("seed range '%s' too long (at most 100000 seeds)", v);
     o->have_seed = 1;
+    return 0;
+}
+
+int cli_opt_jobs(void *opts, const char *v)
+{
+    struct cli_opts *o = opts;
+    uint64_t nj;
+    if (cli_parse_u64(v, &nj) || nj < 1 || nj > SWEEP_MAX_WORKERS)
+        return cli_usage_error("bad -j '%s' (expected 1..256 worker processes)", v);
+    o->jobs = (int)nj;
     return 0;
 }
 
@@ -199,12 +212,64 @@ int cli_write_error(const char *why)
 
 /* --- targets: a policy (or variant) with its resolved parameters ------------------------------- */
 
-/* Applies key=value pairs to ps.  0 or -1 with msg. */
-static int apply_kv(struct params *ps, const struct param_kv *kv, uint16_t n, char *msg, size_t mn)
+/* What resolving a target reads key=value pairs with: the grammar of the
+ * variant's system (simrun's for a plain policy) and, for messages, the
+ * scenario's path and the target's label. */
+struct kv_ctx {
+    const struct scenario *s;
+    const char *label;
+    const char *policy;            /* the registered policy */
+    int grammar;
+};
+
+/* One key=value read with the target's grammar and set: a fallback warns
+ * at the pair (line 0: a --set); a rejection is an error there (-2, msg a
+ * whole diagnostic) or, for a --set, -1 with msg. */
+static int apply_one(const struct kv_ctx *c, struct params *ps, const char *key, const char *value, int line, int col,
+                     char *msg, size_t mn)
 {
-    for (uint16_t i = 0; i < n; i++)
-        if (params_set(ps, kv[i].key, kv[i].value, msg, mn) != 0)
-            return -1;
+    char k2[64], v2[256], why[400];
+    enum gr_verdict gv =
+        grammar_param(c->grammar, c->policy, key, value, k2, sizeof k2, v2, sizeof v2, why, sizeof why);
+    if (gv == GR_REJECT) {
+        if (line)
+            snprintf(msg, mn, "%s:%d:%d: error: %s", c->s->path, line, col, why);
+        else
+            snprintf(msg, mn, "%s.%s=%s: %s", c->label, key, value, why);
+        return line ? -2 : -1;
+    }
+    if (gv == GR_FALLBACK) {
+        if (line)
+            fprintf(stderr, "%s:%d:%d: warning: %s (under %s)\n", c->s->path, line, col, why, c->label);
+        else
+            fprintf(stderr, "%s: warning: --set %s.%s=%s: %s\n", cli_prog, c->label, key, value, why);
+    }
+    return params_set(ps, k2, v2, msg, mn);
+}
+
+/* Applies key=value pairs to ps.  0, or -1/-2 with msg as apply_one. */
+static int apply_kv(const struct kv_ctx *c, struct params *ps, const struct param_kv *kv, uint16_t n, char *msg,
+                    size_t mn)
+{
+    for (uint16_t i = 0; i < n; i++) {
+        int rc = apply_one(c, ps, kv[i].key, kv[i].value, kv[i].line,
+                           kv[i].col + (int)strlen(kv[i].key) + 1, msg, mn);
+        if (rc)
+            return rc;
+    }
+    return 0;
+}
+
+/* The `set` lines for `name`, in order. */
+static int apply_sets(const struct kv_ctx *c, struct params *ps, const char *name, char *msg, size_t mn)
+{
+    for (uint16_t i = 0; i < c->s->nsets; i++) {
+        if (strcmp(c->s->sets[i].policy, name))
+            continue;
+        int rc = apply_kv(c, ps, c->s->sets[i].kv, c->s->sets[i].nkv, msg, mn);
+        if (rc)
+            return rc;
+    }
     return 0;
 }
 
@@ -225,6 +290,37 @@ static void unknown_label(const struct scenario *s, const char *base, char *msg,
     snprintf(msg, mn, "%s", names);
 }
 
+/* The schedules as the target's system reads them: warnings for its
+ * fallbacks, the first rejection as a whole diagnostic in msg. */
+struct sched_report {
+    const struct scenario *s;
+    const char *label;
+    char *msg;
+    size_t mn;
+    int rejected;
+};
+
+static void sched_note(void *ctx, const struct gr_note *n)
+{
+    struct sched_report *r = ctx;
+    if (n->verdict == GR_FALLBACK) {
+        fprintf(stderr, "%s:%d:%d: warning: %s (under %s)\n", r->s->path, n->line, n->col, n->msg, r->label);
+    } else if (!r->rejected++) {
+        snprintf(r->msg, r->mn, "%s:%d:%d: error: %s (under %s)", r->s->path, n->line, n->col, n->msg, r->label);
+    }
+}
+
+static int check_schedules(const struct scenario *s, const char *label, int grammar, char *msg, size_t mn)
+{
+    if (!grammar_needed(s, grammar))
+        return 0;
+    struct scenario copy;
+    struct sched_report r = {s, label, msg, mn, 0};
+    grammar_apply(s, grammar, &copy, sched_note, &r);
+    grammar_release(&copy);
+    return r.rejected ? -2 : 0;
+}
+
 int cli_resolve_target(const struct scenario *s, const char *label, const struct cli_set *sets, int nsets,
                        struct cli_target *t, char *msg, size_t mn)
 {
@@ -233,29 +329,38 @@ int cli_resolve_target(const struct scenario *s, const char *label, const struct
         if (!strcmp(s->variants[i].name, label))
             var = &s->variants[i];
     const char *base = var ? var->base : label;
+    const struct policy_variant *bv = NULL;
     t->ops = policy_find(base);
+    if (!t->ops)
+        bv = policy_variant_find(base, &t->ops);
     if (!t->ops) {
         unknown_label(s, base, msg, mn);
         return -1;
     }
     snprintf(t->label, sizeof t->label, "%s", label);
     params_init(&t->ps, t->ops);
-    for (uint16_t i = 0; i < s->nsets; i++)
-        if (!strcmp(s->sets[i].policy, base) && apply_kv(&t->ps, s->sets[i].kv, s->sets[i].nkv, msg, mn))
-            return -1;
-    if (var) {
-        for (uint16_t i = 0; i < s->nsets; i++)
-            if (!strcmp(s->sets[i].policy, label) && apply_kv(&t->ps, s->sets[i].kv, s->sets[i].nkv, msg, mn))
-                return -1;
-        if (apply_kv(&t->ps, var->kv, var->nkv, msg, mn))
-            return -1;
+    struct kv_ctx c = {s, label, t->ops->name, 0};
+    int rc = apply_sets(&c, &t->ps, t->ops->name, msg, mn);
+    if (!rc && bv) {
+        rc = policy_variant_apply(bv, &t->ps, msg, mn);
+        c.grammar = t->ps.grammar;
+        if (!rc)
+            rc = apply_sets(&c, &t->ps, bv->name, msg, mn);
     }
-    for (int i = 0; i < nsets; i++) {
-        if (strcmp(sets[i].policy, base) && strcmp(sets[i].policy, label))
+    if (!rc && var) {
+        rc = apply_sets(&c, &t->ps, label, msg, mn);
+        if (!rc)
+            rc = apply_kv(&c, &t->ps, var->kv, var->nkv, msg, mn);
+    }
+    for (int i = 0; !rc && i < nsets; i++) {
+        if (strcmp(sets[i].policy, t->ops->name) && strcmp(sets[i].policy, label) && (!bv || strcmp(sets[i].policy, bv->name)))
             continue;
-        if (params_set(&t->ps, sets[i].key, sets[i].value, msg, mn) != 0)
-            return -1;
+        rc = apply_one(&c, &t->ps, sets[i].key, sets[i].value, 0, 0, msg, mn);
     }
+    if (!rc)
+        rc = check_schedules(s, label, t->ps.grammar, msg, mn);
+    if (rc)
+        return rc;
     params_format(&t->ps, t->params_text, sizeof t->params_text);
     return 0;
 }
@@ -267,5 +372,35 @@ int cli_all_labels(const struct scenario *s, const char **out, int max)
         out[n++] = policy_registry[i]->name;
     for (uint16_t i = 0; i < s->nvariants && n < max; i++)
         out[n++] = s->variants[i].name;
+    /* Built-in variants are run when an expect line names them. */
+    for (uint32_t e = 0; e < s->nexpects; e++)
+        for (char **p = s->expects[e].policies; *p && n < max; p++) {
+            int seen = 0;
+            for (int k = 0; k < n && !seen; k++)
+                seen = !strcmp(out[k], *p);
+            if (!seen && policy_variant_find(*p, NULL))
+                out[n++] = *p;
+        }
     return n;
+}
+
+int cli_check_sets(const struct cli_opts *o, struct scenario **scn)
+{
+    for (int i = 0; i < o->nsets; i++) {
+        const struct cli_set *cs = &o->sets[i];
+        const char *base = cs->policy;
+        for (int k = 0; k < o->npaths; k++)
+            for (uint16_t v = 0; v < scn[k]->nvariants; v++)
+                if (!strcmp(scn[k]->variants[v].name, cs->policy))
+                    base = scn[k]->variants[v].base;
+        char msg[512];
+        if (policy_check_param(base, cs->key, cs->value, msg, sizeof msg) != 0) {
+            char raw[sizeof cs->policy + sizeof cs->key + sizeof cs->value + 2], e[SCN_QUOTE_MAX];
+            snprintf(raw, sizeof raw, "%s.%s=%s", cs->policy, cs->key, cs->value);
+            scn_escape(e, sizeof e, raw);
+            fprintf(stderr, "%s: error: --set %s: %s\n", cli_prog, e, msg);
+            return 2;
+        }
+    }
+    return 0;
 }

@@ -21,6 +21,10 @@ static const struct cli_option report_options[] = {
     CLI_STRING(0, "db", "FILE", struct report_opts, db, "the results database (default results.db)"),
     CLI_STRING('o', "out", "DIR", struct report_opts, out_dir,
                "the output folder (default report; created if missing)"),
+    CLI_STRING(0, "scenario", "LIST", struct report_opts, scenarios,
+               "draw only these scenarios (comma-separated names)"),
+    CLI_STRING(0, "policy", "LIST", struct report_opts, policies,
+               "draw only these policies or variants (comma-separated)"),
     CLI_END,
 };
 
@@ -50,15 +54,17 @@ static int cmd_report(int argc, char **argv)
 const struct cli_command cli_cmd_report = {
     .name = "report",
     .args = "",
-    .usage = "[--db FILE] [-o DIR]",
+    .usage = "[--db FILE] [-o DIR] [--scenario LIST] [--policy LIST]",
     .summary = "charts and an HTML page comparing the policies of a results database",
     .description = "Draws, for every scenario in the results database, the policies side by side:\n"
-                   "a table of every metric (mean \xc2\xb1 95% confidence half-width over seeds),\n"
-                   "latency and lateness CDFs, bar charts of lost / duplicates / missed / busy\n"
-                   "loops / wake-ups / overlaps with confidence intervals, the backlog over time\n"
-                   "and a timeline of runs per handler for one seed.  Charts are PNG and SVG,\n"
-                   "each with its data file and gnuplot script beside it; DIR/index.html ties\n"
-                   "them together and needs nothing outside DIR.\n"
+                   "a verdict (work lost, repeated or missed; who beats whom, significantly over\n"
+                   "the seeds paired by seed), a table of every metric (mean and 95% interval\n"
+                   "over seeds), latency and lateness CDFs, bar charts of lost / duplicates /\n"
+                   "missed / busy loops / wake-ups / overlaps with confidence intervals, the\n"
+                   "backlog over time and a timeline of runs per handler for one seed.  Charts\n"
+                   "are PNG and SVG (timelines PNG only), each with its data file and gnuplot\n"
+                   "script beside it; DIR/index.html ties them together and needs nothing\n"
+                   "outside DIR.\n"
                    "\n"
                    "Timelines use the stored trace (run with --store-trace), else simulate the\n"
                    "run again from its scenario file.  Needs gnuplot with the pngcairo and svg\n"

@@ -88,6 +88,14 @@ static int cmd_policies(int argc, char **argv)
             printf("    %s.%s = %s  [%s%s%s]\n        %s (source: %s)\n", p->name, d->key, d->def, type_name(d->type),
                    d->choices ? ": " : "", d->choices ? d->choices : "", d->help, d->source);
         }
+        for (int k = 0; k < p->nvariants; k++) {
+            const struct policy_variant *v = &p->variants[k];
+            printf("    variant %s: %s\n        reproduces %s; configuration grammar: %s\n", v->name, v->summary,
+                   v->source, v->grammar);
+            for (int j = 0; j < v->nsettings; j++)
+                printf("        %s = %s  (source: %s)\n", v->settings[j].key, v->settings[j].value,
+                       v->settings[j].source);
+        }
         if (i + 1 < policy_registry_count)
             printf("\n");
     }
@@ -100,7 +108,9 @@ const struct cli_command cli_cmd_policies = {
     .usage = "",
     .summary = "list the policies with their parameters and sources",
     .description = "Lists every policy with its summary, seed references, and each parameter\n"
-                   "with its type, default and where it comes from.\n",
+                   "with its type, default and where it comes from; then its built-in\n"
+                   "variants (as-built systems, run by name like a policy) with each\n"
+                   "setting and the repository file it comes from.\n",
     .options = NULL,
     .arg = NULL,
     .run = cmd_policies,

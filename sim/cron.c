@@ -24,15 +24,17 @@
 #include "sim/tz.h"
 #include "sim/util.h"
 
-enum { F_MIN, F_HOUR, F_DOM, F_MON, F_DOW, F_COUNT };
+/* F_SEC is the optional leading seconds field (CAL_CRON_SECONDS); the five
+ * standard fields keep their indices. */
+enum { F_MIN, F_HOUR, F_DOM, F_MON, F_DOW, F_COUNT, F_SEC = F_COUNT };
 
 static const struct cron_field {
     const char *name;
     int lo, hi; /* values accepted; day-of-week takes 7 for Sunday */
     int span;   /* values '*' covers, and the largest step */
-} cron_fields[F_COUNT] = {
+} cron_fields[F_COUNT + 1] = {
     {"minute", 0, 59, 60},   {"hour", 0, 23, 24}, {"day-of-month", 1, 31, 31},
-    {"month", 1, 12, 12},    {"day-of-week", 0, 7, 7},
+    {"month", 1, 12, 12},    {"day-of-week", 0, 7, 7}, {"second", 0, 59, 60},
 };
 
 static const char *const cron_month_names[12] = {"jan", "feb", "mar", "apr", "may", "jun",
@@ -287,9 +289,11 @@ int cal_cron_use_and(struct cal_cron *c)
     return and_can_fire(c) ? 0 : -1;
 }
 
-static int cron_parse_fields(struct cron_parser *ps, const char *text, unsigned flags, struct cal_cron *out)
+/* Splits text into fields: at most max of them, their bounds in fs/fe.
+ * Returns the count, or -1 after an error (more than max fields). */
+static int split_fields(struct cron_parser *ps, const char *text, int max, const char **fs, const char **fe,
+                        const char **end)
 {
-    const char *fs[F_COUNT], *fe[F_COUNT];
     const char *p = text;
     int n = 0;
     for (;;) {
@@ -300,22 +304,53 @@ static int cron_parse_fields(struct cron_parser *ps, const char *text, unsigned 
         const char *start = p;
         while (*p && !is_space(*p))
             p++;
-        if (n == F_COUNT)
+        if (n == max) {
+            if (max == F_COUNT + 1)
+                return perr(ps, start,
+                            "unexpected extra field '%.*s' (a cron expression with seconds has 6 fields: second "
+                            "minute hour day-of-month month day-of-week)",
+                            (int)(p - start), start);
             return perr(ps, start,
                         "unexpected extra field '%.*s' (a cron expression has 5 fields: minute hour "
                         "day-of-month month day-of-week)",
                         (int)(p - start), start);
+        }
         fs[n] = start;
         fe[n] = p;
         n++;
     }
+    *end = p;
+    return n;
+}
+
+static int cron_parse_fields(struct cron_parser *ps, const char *text, unsigned flags, struct cal_cron *out)
+{
+    const char *fs[F_COUNT + 1], *fe[F_COUNT + 1], *p = text;
+    int secs = (flags & CAL_CRON_SECONDS) != 0, want = secs ? F_COUNT + 1 : F_COUNT;
+    int n = split_fields(ps, text, want, fs, fe, &p);
+    if (n < 0)
+        return -1;
     if (n == 0)
         return perr(ps, text, "empty cron expression");
-    if (n < F_COUNT)
+    if (n < want) {
+        if (secs)
+            return perr(ps, p,
+                        "cron expression has %d field%s, expected 6 (second minute hour day-of-month month "
+                        "day-of-week)",
+                        n, n == 1 ? "" : "s");
         return perr(ps, p,
                     "cron expression has %d field%s, expected 5 (minute hour day-of-month month "
                     "day-of-week)",
                     n, n == 1 ? "" : "s");
+    }
+    uint64_t sec_bits = 1; /* five fields: at second 0 */
+    if (secs) {
+        ps->field = F_SEC;
+        if (parse_field(ps, fs[0], fe[0], &sec_bits))
+            return -1;
+        memmove(fs, fs + 1, F_COUNT * sizeof *fs);
+        memmove(fe, fe + 1, F_COUNT * sizeof *fe);
+    }
     uint64_t bits[F_COUNT];
     for (int f = 0; f < F_COUNT; f++) {
         ps->field = f;
@@ -324,6 +359,7 @@ static int cron_parse_fields(struct cron_parser *ps, const char *text, unsigned 
     }
     ps->field = -1;
     memset(out, 0, sizeof *out);
+    out->seconds = sec_bits;
     out->minutes = bits[F_MIN];
     out->hours = (uint32_t)bits[F_HOUR];
     out->mdays = (uint32_t)bits[F_DOM];
@@ -342,11 +378,28 @@ static int cron_parse_fields(struct cron_parser *ps, const char *text, unsigned 
     return 0;
 }
 
+int cal_cron_from_bits(struct cal_cron *out, uint64_t seconds, uint64_t minutes, uint64_t hours, uint64_t mdays,
+                       uint64_t months, uint64_t wdays, int day_or, int wild)
+{
+    memset(out, 0, sizeof *out);
+    out->seconds = (seconds & ((UINT64_C(1) << 60) - 1)) ? seconds & ((UINT64_C(1) << 60) - 1) : 1;
+    out->minutes = minutes & ((UINT64_C(1) << 60) - 1);
+    out->hours = (uint32_t)(hours & ((UINT64_C(1) << 24) - 1));
+    out->mdays = (uint32_t)(mdays & (((UINT64_C(1) << 31) - 1) << 1));
+    out->months = (uint16_t)(months & (((UINT64_C(1) << 12) - 1) << 1));
+    out->wdays = (uint8_t)(wdays & 0x7f);
+    out->day_or = (uint8_t)(day_or != 0);
+    out->wild = (uint8_t)(wild != 0);
+    if (!out->minutes || !out->hours || !out->mdays || !out->months || !out->wdays)
+        return -1;
+    return out->day_or || and_can_fire(out) ? 0 : -1;
+}
+
 int cal_cron_parse(const char *expr, unsigned flags, struct cal_cron *out, char *err, size_t errlen,
                    int *err_col)
 {
     SIM_ASSERT(expr && out);
-    SIM_ASSERT((flags & ~(unsigned)CAL_CRON_AND) == 0);
+    SIM_ASSERT((flags & ~(unsigned)(CAL_CRON_AND | CAL_CRON_SECONDS)) == 0);
     struct cron_parser ps = {expr, err, errlen, err_col, -1};
     size_t len = strnlen(expr, CAL_CRON_EXPR_MAX + 1);
     if (len > CAL_CRON_EXPR_MAX)
@@ -386,7 +439,7 @@ int cal_cron_parse(const char *expr, unsigned flags, struct cal_cron *out, char 
                         (int)mlen, m);
         }
         struct cron_parser inner = {cron_macros[k].expansion, NULL, 0, NULL, -1};
-        int rc = cron_parse_fields(&inner, cron_macros[k].expansion, flags, out);
+        int rc = cron_parse_fields(&inner, cron_macros[k].expansion, flags & ~(unsigned)CAL_CRON_SECONDS, out);
         SIM_ASSERT(rc == 0);
         return 0;
     }
@@ -586,7 +639,62 @@ static void cron_check(const struct cal_cron *c)
     SIM_ASSERT(c->mdays != 0 && c->months != 0 && c->wdays != 0);
 }
 
-int64_t cal_cron_next(const struct cal_cron *c, const struct cal_zone *z, int64_t after_s)
+/* The gap a forward jump at the start of segment s skipped, as wall
+ * seconds [s->start + prev_off, s->start + off), under rule: 1 when the
+ * rule treats it as a DST gap (cronie: fixed-time jobs only, below 3 h;
+ * the wall rules: any forward jump below 3 h). */
+static int rule_gap(const struct cal_cron *c, const struct cal__seg *s, enum cal_dst_rule rule)
+{
+    if (rule == CAL_DST_CRONIE)
+        return dst_jump(c, s) > 0;
+    if (rule == CAL_DST_ABSOLUTE || s->start == INT64_MIN)
+        return 0;
+    int32_t delta = s->off - s->prev_off;
+    return delta > 0 && delta < CAL__DST_JUMP_MAX_S;
+}
+
+/* Whether the repeated wall times of a backward jump at the start of s fire
+ * only before it: cronie for fixed-time jobs, the wall rules for every job
+ * (wall time never goes back); never under the absolute rule. */
+static int rule_once(const struct cal_cron *c, const struct cal__seg *s, enum cal_dst_rule rule)
+{
+    if (rule == CAL_DST_CRONIE)
+        return dst_jump(c, s) < 0;
+    if (rule == CAL_DST_ABSOLUTE || s->start == INT64_MIN)
+        return 0;
+    return s->off < s->prev_off;
+}
+
+/* A fire in the gap of segment s (w: the first matching wall minute from
+ * the gap's start, which lies in the gap).  Returns the instant to answer,
+ * or INT64_MIN to go on searching from *lo (wall seconds). */
+static int64_t gap_fire(const struct cal_zone *z, const struct cal__seg *s, int64_t w, enum cal_dst_rule rule,
+                        int64_t *lo)
+{
+    switch (rule) {
+    case CAL_DST_CRONIE:
+        /* a fixed-time job whose time fell in the gap fires at the jump */
+        return s->start <= CAL_MAX_S ? s->start : INT64_MAX;
+    case CAL_DST_WALL_GAP_NEXT_DAY:
+        /* the time does not exist: the search starts over the next day */
+        *lo = (cal__floor_div(w, CAL__S_PER_DAY) + 1) * CAL__S_PER_DAY;
+        return INT64_MIN;
+    case CAL_DST_WALL_NEG_BACK: {
+        struct cal__seg before;
+        cal__seg_at(z, s->start - 1, &before);
+        if (before.isdst)
+            return w - s->off; /* read with the offset after the gap: an instant before it */
+        return INT64_MIN;
+    }
+    default:
+        return INT64_MIN; /* the time does not exist: it is skipped */
+    }
+}
+
+/* The minute-level fires: second 0 of each matching local minute, under
+ * the DST rule.  A seconds field spreads each of them over its seconds. */
+static int64_t minute_next(const struct cal_cron *c, const struct cal_zone *z, int64_t after_s,
+                           enum cal_dst_rule rule)
 {
     cron_check(c);
     if (after_s >= CAL_MAX_S)
@@ -599,17 +707,18 @@ int64_t cal_cron_next(const struct cal_cron *c, const struct cal_zone *z, int64_
     cal__seg_at(z, u0, &s);
     for (int guard = 0;; guard++) {
         SIM_ASSERT(guard < SEG_WALK_MAX);
-        int jump = dst_jump(c, &s);
-        if (jump > 0 && s.start >= u0) {
-            /* a fixed-time job whose time fell in the gap fires at the jump */
+        int64_t lo = (u0 > s.start ? u0 : s.start) + s.off;
+        if (rule_gap(c, &s, rule) && s.start >= u0) {
             int64_t w = memo_first(c, &mm, s.start + s.prev_off);
             if (w == W_NONE_HI)
                 return INT64_MAX;
-            if (w < s.start + s.off)
-                return s.start <= CAL_MAX_S ? s.start : INT64_MAX;
+            if (w < s.start + s.off) {
+                int64_t r = gap_fire(z, &s, w, rule, &lo);
+                if (r != INT64_MIN)
+                    return r;
+            }
         }
-        int64_t lo = (u0 > s.start ? u0 : s.start) + s.off;
-        if (jump < 0 && lo < s.start + s.prev_off)
+        if (rule_once(c, &s, rule) && lo < s.start + s.prev_off)
             lo = s.start + s.prev_off; /* the repeated wall times fired before the change */
         int64_t w = memo_first(c, &mm, lo);
         if (w == W_NONE_HI)
@@ -622,7 +731,7 @@ int64_t cal_cron_next(const struct cal_cron *c, const struct cal_zone *z, int64_
     }
 }
 
-int64_t cal_cron_prev(const struct cal_cron *c, const struct cal_zone *z, int64_t before_s)
+static int64_t minute_prev(const struct cal_cron *c, const struct cal_zone *z, int64_t before_s)
 {
     cron_check(c);
     if (before_s <= CAL_MIN_S)
@@ -653,6 +762,52 @@ int64_t cal_cron_prev(const struct cal_cron *c, const struct cal_zone *z, int64_
         u1 = s.start - 1;
         cal__seg_at(z, u1, &s);
     }
+}
+
+/* Whether the expression fires at seconds other than 0 (a 6-field one). */
+static int has_seconds(const struct cal_cron *c) { return c->seconds > 1; }
+
+/* With seconds, the fires are F + s for every minute-level fire F and every
+ * second s of the field; minute-level fires are at least 60 s apart, so the
+ * fires after x are in the minute of the last minute-level fire <= x, or
+ * else in that of the first one after x. */
+int64_t cal_cron_next_rule(const struct cal_cron *c, const struct cal_zone *z, int64_t after_s,
+                           enum cal_dst_rule rule)
+{
+    if (!has_seconds(c))
+        return minute_next(c, z, after_s, rule);
+    int64_t f = after_s >= CAL_MAX_S ? INT64_MIN : minute_prev(c, z, after_s + 1);
+    if (f != INT64_MIN && after_s - f < 59) {
+        for (int64_t s = after_s - f + 1; s < 60; s++)
+            if (c->seconds >> s & 1)
+                return f + s <= CAL_MAX_S ? f + s : INT64_MAX;
+    }
+    f = minute_next(c, z, after_s, rule);
+    if (f == INT64_MAX)
+        return INT64_MAX;
+    int64_t r = f + ctz64(c->seconds);
+    return r <= CAL_MAX_S ? r : INT64_MAX;
+}
+
+int64_t cal_cron_next(const struct cal_cron *c, const struct cal_zone *z, int64_t after_s)
+{
+    return cal_cron_next_rule(c, z, after_s, CAL_DST_CRONIE);
+}
+
+int64_t cal_cron_prev(const struct cal_cron *c, const struct cal_zone *z, int64_t before_s)
+{
+    if (!has_seconds(c))
+        return minute_prev(c, z, before_s);
+    int64_t f = minute_prev(c, z, before_s);
+    while (f != INT64_MIN) {
+        /* seconds of f's minute before before_s, the latest first */
+        int64_t top = before_s - 1 - f < 59 ? before_s - 1 - f : 59;
+        for (int64_t s = top; s >= 0; s--)
+            if (c->seconds >> s & 1)
+                return f + s >= CAL_MIN_S ? f + s : INT64_MIN;
+        f = minute_prev(c, z, f);
+    }
+    return INT64_MIN;
 }
 
 size_t cal_cron_fires(const struct cal_cron *c, const struct cal_zone *z, int64_t from_s, int64_t to_s,

@@ -8,7 +8,9 @@
  * reserves.
  *
  * Invariant: count == sum of all buckets; count > 0 implies bucket != NULL
- * and min_us <= max_us, both inside the buckets that hold samples. */
+ * and min_us <= max_us, both inside the buckets that hold samples.
+ * Censored samples are only counted (censored): they are the largest, so
+ * the finite samples keep ranks 1..count and the censored ones follow. */
 #include "sim/hist.h"
 
 #include <math.h>
@@ -84,8 +86,14 @@ void hist_add(struct hist *h, int64_t v_us)
     h->sum_us += (double)v_us;
 }
 
+void hist_add_censored(struct hist *h, uint64_t n)
+{
+    h->censored += n;
+}
+
 void hist_merge(struct hist *into, const struct hist *from)
 {
+    into->censored += from->censored;
     if (from->count == 0)
         return;
     SIM_ASSERT(from->bucket != NULL);
@@ -120,9 +128,12 @@ int64_t hist_quantile(const struct hist *h, double q)
 {
     SIM_ASSERT(q >= 0.0);
     SIM_ASSERT(q <= 1.0);
-    if (h->count == 0)
+    uint64_t n = h->count + h->censored;
+    if (n == 0)
         return 0;
-    uint64_t rank = nearest_rank(q, h->count);
+    uint64_t rank = nearest_rank(q, n);
+    if (rank > h->count)
+        return HIST_CENSORED;
     /* The extreme ranks are known exactly; no need to round them. */
     if (rank == 1)
         return h->min_us;
@@ -148,5 +159,7 @@ int64_t hist_quantile(const struct hist *h, double q)
 
 double hist_mean(const struct hist *h)
 {
+    if (h->censored)
+        return INFINITY;
     return h->count ? h->sum_us / (double)h->count : 0.0;
 }

@@ -54,3 +54,28 @@ const struct metric_info *metric_find(const char *name)
             return &metric_table[i];
     return NULL;
 }
+
+/* What a count counts, by the metric's name; kept apart from the table so
+ * that a metric added to the table needs no unit to compile. */
+static const struct {
+    const char *name, *unit;
+} count_units[] = {
+    {"published", "items"},   {"processed", "items"},   {"lost", "items"},           {"dropped", "items"},
+    {"stranded", "items"},    {"duplicates", "items"},  {"double_effects", "items"}, {"dues", "dues"},
+    {"missed", "dues"},       {"coalesced", "dues"},    {"runs", "runs"},            {"runs_empty", "runs"},
+    {"runs_failed", "runs"},  {"runs_crashed", "runs"}, {"runs_cutoff", "runs"},     {"busy_loops", "runs"},
+    {"overlap_runs", "runs"}, {"wakeups", "wakeups"},   {"crashes", "crashes"},      {"stuck", "handlers"},
+    {"deliveries", "results"}, {"dup_deliveries", "results"}, {"undelivered", "results"},
+};
+
+const char *metric_unit(const struct metric_info *mi)
+{
+    if (mi->is_duration)
+        return "us";
+    if (mi->is_bool)
+        return "bool";
+    for (size_t i = 0; i < sizeof count_units / sizeof count_units[0]; i++)
+        if (!strcmp(count_units[i].name, mi->name))
+            return count_units[i].unit;
+    return "count";
+}

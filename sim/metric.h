@@ -34,5 +34,10 @@ extern const struct metric_info metric_table[];
 extern const int metric_count;
 /* The entry named name, or NULL. */
 const struct metric_info *metric_find(const char *name);
+/* The unit of a metric's values, for machine-readable output: "us" for a
+ * duration, "bool" for a boolean (0/1), else what it counts: "items",
+ * "dues", "runs", "wakeups", "results", "crashes", "handlers" ("count"
+ * for a metric the list below does not know).  Static storage. */
+const char *metric_unit(const struct metric_info *mi);
 
 #endif

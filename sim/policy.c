@@ -11,14 +11,21 @@
 #include <string.h>
 
 #include "sim/cal.h"
+#include "sim/grammar.h"
 #include "sim/syntax.h"
 #include "sim/util.h"
 
 extern const struct policy_ops policy_oracle, policy_poll, policy_wakeat, policy_vistimeout, policy_interval,
     policy_heartbeat;
+/* Models of real-world schedulers (docs/policy-<name>.md). */
+extern const struct policy_ops policy_k8s_cronjob, policy_quartz, policy_systemd_timer, policy_temporal_schedule,
+    policy_sqs, policy_pgqueue;
 
 const struct policy_ops *const policy_registry[] = {&policy_oracle, &policy_poll, &policy_wakeat,
-                                                     &policy_vistimeout, &policy_interval, &policy_heartbeat};
+                                                     &policy_vistimeout, &policy_interval, &policy_heartbeat,
+                                                     &policy_k8s_cronjob, &policy_quartz, &policy_systemd_timer,
+                                                     &policy_temporal_schedule, &policy_sqs,
+                                                     &policy_pgqueue};
 const int policy_registry_count = (int)(sizeof policy_registry / sizeof policy_registry[0]);
 
 const struct policy_ops *policy_find(const char *name)
@@ -37,9 +44,34 @@ static void list_names(char *buf, size_t n)
         off += (size_t)snprintf(buf + off, n - off, "%s%s", i ? ", " : "", policy_registry[i]->name);
 }
 
+const struct policy_variant *policy_variant_find(const char *name, const struct policy_ops **ops)
+{
+    for (int i = 0; i < policy_registry_count; i++) {
+        const struct policy_ops *p = policy_registry[i];
+        for (int k = 0; k < p->nvariants; k++)
+            if (strcmp(p->variants[k].name, name) == 0) {
+                if (ops)
+                    *ops = p;
+                return &p->variants[k];
+            }
+    }
+    return NULL;
+}
+
+int policy_variant_apply(const struct policy_variant *v, struct params *ps, char *msg, size_t n)
+{
+    for (int k = 0; k < v->nsettings; k++)
+        if (params_set(ps, v->settings[k].key, v->settings[k].value, msg, n) != 0)
+            return -1;
+    int g = grammar_find(v->grammar);
+    SIM_ASSERT(g >= 0); /* a built-in variant names a known grammar */
+    ps->grammar = g;
+    return 0;
+}
+
 int policy_check_name(const char *name, char *msg, size_t n)
 {
-    if (policy_find(name))
+    if (policy_find(name) || policy_variant_find(name, NULL))
         return 0;
     char names[256], en[SCN_QUOTE_MAX];
     list_names(names, sizeof names);
@@ -124,6 +156,10 @@ static int parse_value(const struct param_def *d, const char *v, int64_t *out, c
         return -1;
     case PARAM_TOD: {
         int min;
+        if (!strcmp(v, "24:00")) {
+            *out = 24 * 60; /* the end of the day, for an end time */
+            return 0;
+        }
         if (cal_tod_parse(v, &min, m, sizeof m) != 0) {
             snprintf(msg, n, "bad value '%s' for '%s': %s", ev, d->key, m);
             return -1;
@@ -154,6 +190,7 @@ int params_init(struct params *ps, const struct policy_ops *ops)
     SIM_ASSERT(ops->nparams <= (int)(sizeof ps->v / sizeof ps->v[0]));
     ps->defs = ops->params;
     ps->n = ops->nparams;
+    ps->grammar = 0;
     for (int i = 0; i < ps->n; i++) {
         char msg[256];
         if (parse_value(&ps->defs[i], ps->defs[i].def, &ps->v[i], msg, sizeof msg) != 0)
@@ -254,8 +291,19 @@ void params_format(const struct params *ps, char *buf, size_t n)
 int policy_check_param(const char *name, const char *key, const char *value, char *msg, size_t n)
 {
     const struct policy_ops *ops = policy_find(name);
+    const struct policy_variant *bv = ops ? NULL : policy_variant_find(name, &ops);
     if (!ops)
         return policy_check_name(name, msg, n);
+    char k2[64], v2[256];
+    if (bv) {
+        /* The value as the variant's system reads it. */
+        enum gr_verdict gv = grammar_param(grammar_find(bv->grammar), ops->name, key, value, k2, sizeof k2, v2,
+                                           sizeof v2, msg, n);
+        if (gv == GR_REJECT)
+            return -1;
+        key = k2;
+        value = v2;
+    }
     int i = param_index(ops->params, ops->nparams, key);
     if (i < 0) {
         unknown_key(ops, key, msg, n);

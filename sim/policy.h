@@ -30,13 +30,15 @@
 
 #include "sim/vocab.h"
 
-/* 2: on_stop appended. */
-#define POLICY_ABI 2
+/* 2: on_stop appended.  3: on_schedule_change, on_trigger_ex and the
+ * built-in variants appended. */
+#define POLICY_ABI 3
 
 struct sim;
 struct policy;                     /* each policy defines its own */
 
-/* PARAM_TOD: a local time of day "HH:MM", stored as minutes since midnight.
+/* PARAM_TOD: a local time of day "HH:MM", stored as minutes since midnight
+ * ("24:00" is 1440, the end of the day, for an end time).
  * PARAM_ZONE: an IANA time zone name or "local" (the scenario's zone),
  * stored as the zone's address (0 for "local"; read it with params_zone). */
 enum param_type { PARAM_INT, PARAM_DURATION, PARAM_ENUM, PARAM_BOOL, PARAM_TOD, PARAM_ZONE };
@@ -57,6 +59,35 @@ struct params {
     const struct param_def *defs;
     int n;
     int64_t v[32];                 /* INT/DURATION/BOOL: the value; ENUM: choice index */
+    /* How the system reads its configuration (enum grammar, sim/grammar.h):
+     * 0, simrun's own, unless a built-in variant names its system's. */
+    int grammar;
+};
+
+/* A manual "run now" (`trigger` line): of a whole workflow instance, or of
+ * one handler in it; delay_us is the request's own coalescing delay (-1:
+ * none given: the policy's own rule). */
+struct sim_trigger {
+    uint32_t inst;
+    uint32_t handler;              /* UINT32_MAX: the whole workflow instance */
+    int64_t delay_us;
+};
+
+/* A built-in variant: the policy configured as a real system was built,
+ * run by name like a policy (`-p keepai`, `expect keepai ...`).  Each
+ * setting cites where its value comes from; grammar names the system's
+ * configuration grammar (sim/grammar.h). */
+struct variant_setting {
+    const char *key, *value;
+    const char *source;            /* repository file (and lines), or document section */
+};
+struct policy_variant {
+    const char *name;
+    const char *summary;           /* one line */
+    const char *source;            /* the repository and commit it reproduces */
+    const char *grammar;           /* a grammar name, "simrun" for the policy's own */
+    const struct variant_setting *settings;
+    int nsettings;
 };
 
 struct run_result {
@@ -114,6 +145,22 @@ struct policy_ops {
      * what the real system would write while shutting down.  NULL: nothing
      * (sim_run_start's refusal is then the only sign of the stop). */
     void (*on_stop)(struct policy *p, int64_t now_us);
+
+    /* --- ABI 3 --- */
+    /* The schedule of producer `handler` was changed at now (a `disable`,
+     * `enable` or `change` line): sim_sched_info and sim_sched_next answer
+     * with the new one from now on.  Not called while the host is down or
+     * stopping (the policy reads the schedule afresh when it starts).
+     * NULL: nothing (a policy that asks sim_sched_next at every fire sees
+     * the change at its next fire; one that armed an alarm does not). */
+    void (*on_schedule_change)(struct policy *p, uint32_t handler, int64_t now_us);
+    /* A manual "run now" with what the `trigger` line said: one handler
+     * (t->handler), or a whole instance, and the request's own delay.
+     * NULL: on_trigger(t->inst), for a handler's trigger too. */
+    void (*on_trigger_ex)(struct policy *p, const struct sim_trigger *t, int64_t now_us);
+    /* Built-in variants (as-built configurations), for the registry. */
+    const struct policy_variant *variants;
+    int nvariants;
 };
 
 /* The registry: every built-in policy, in a fixed order. */
@@ -134,10 +181,17 @@ const struct cal_zone *params_zone(const struct params *ps, const char *key, con
  * order; "" when all are defaults. */
 void params_format(const struct params *ps, char *buf, size_t n);
 
-/* For the scenario parser: is `name` a registered policy?  On no, msg lists
- * the valid names. */
+/* A built-in variant by name (and its policy in *ops), or NULL. */
+const struct policy_variant *policy_variant_find(const char *name, const struct policy_ops **ops);
+/* Applies a built-in variant's settings and grammar to ps (initialised for
+ * its policy).  0, or -1 with msg (a bug in the variant's table). */
+int policy_variant_apply(const struct policy_variant *v, struct params *ps, char *msg, size_t n);
+
+/* For the scenario parser: is `name` a registered policy or a built-in
+ * variant?  On no, msg lists the valid policy names. */
 int policy_check_name(const char *name, char *msg, size_t n);
-/* For the scenario parser: does key=value fit policy `name`? 0 or -1 with msg. */
+/* For the scenario parser: does key=value fit policy `name` (a built-in
+ * variant: as its system's grammar reads the value)?  0 or -1 with msg. */
 int policy_check_param(const char *name, const char *key, const char *value, char *msg, size_t n);
 
 #endif

@@ -18,7 +18,11 @@
  *  - Its configuration: the topology (handler and workflow instances, each
  *    handler's kind and instance: sim_topo), producers' schedules and their
  *    nominal fires, computed by the engine (sim_sched_next,
- *    sim_sched_next_opt), the calendar (sim_utc_s, sim_zone).
+ *    sim_sched_next_opt) as they are now (changes while running included,
+ *    future ones not), handlers' run deadlines (sim_deadline), the calendar
+ *    (sim_utc_s, sim_zone).
+ *  - Whether an agent is busy outside the scheduler (sim_busy), as the
+ *    system would find by asking its session.
  *  - What has happened: the items published so far and which are pending
  *    (sim_item, sim_pending_count, sim_pending_oldest), its runs' records
  *    and results (sim_run_get, on_run_end), the clock (sim_now).
@@ -35,8 +39,9 @@
  * now_us they are given; none may advance time, and no engine call below
  * re-enters a hook.
  *  - create(durable) then start(restart = 0) at time 0 (deploy).
- *  - on_publish, on_timer, on_run_end, on_trigger, on_part, on_horizon as
- *    things happen, while the host is up and accepting work.
+ *  - on_publish, on_timer, on_run_end, on_trigger (or on_trigger_ex),
+ *    on_part, on_horizon, on_schedule_change as things happen, while the
+ *    host is up and accepting work.
  *  - A host crash: every active run ends crashed (no on_run_end), every
  *    timer, alarm and ticker vanishes, destroy() frees the volatile state.
  *    At the restart: create() with the same durable block, then
@@ -53,7 +58,8 @@
  *  - The end: active runs are cut off, then destroy().
  * Required hooks: create, destroy, start, on_publish, on_timer, on_run_end.
  * Optional (NULL: the default written beside them in sim/policy.h):
- * on_trigger, on_part, on_horizon, on_stop.
+ * on_trigger, on_part, on_horizon, on_stop, on_schedule_change,
+ * on_trigger_ex.
  *
  * STATE AND OWNERSHIP (spec 3).  Durable state is what the real system
  * keeps on disk: the block of ops->durable_size bytes passed to create()
@@ -119,17 +125,33 @@ void sim_handler_name(const struct sim *sim, uint32_t handler, char *buf, size_t
  * are computed by the engine (the checker counts dues and misses on the
  * same instants).  Consumers have none. */
 enum sim_sched_kind { SIM_SCHED_NONE, SIM_SCHED_EVERY, SIM_SCHED_AT, SIM_SCHED_CRON };
+/* A schedule can change while the system runs (`disable`, `enable`,
+ * `change` lines: configuration the real system reloads).  The schedule
+ * accessors answer with the schedule in force now: the changes made so
+ * far, and nothing of the future (a later change is not known before it
+ * happens); at the instant of a change the engine calls
+ * on_schedule_change, after which they answer with the new schedule.  The
+ * nominal fires of a changed definition start at the change (`every D`:
+ * change + k * D for k >= 0); enabling again resumes the definition in
+ * force (an `every` keeps its grid); while disabled there are none. */
 struct sim_sched_info {
-    enum sim_sched_kind kind;      /* SIM_SCHED_NONE for consumers */
+    enum sim_sched_kind kind;      /* SIM_SCHED_NONE for consumers (and schedules that never fire) */
     int64_t every_us;              /* EVERY: the period */
     int cron_days_or;              /* CRON: both day fields restricted, combined
                                       with cron's OR (the `and` option clears it) */
+    int disabled;                  /* disabled now */
+    int64_t changed_us;            /* the latest change so far, -1 none */
 };
 void sim_sched_info(const struct sim *sim, uint32_t handler, struct sim_sched_info *out);
-/* The first nominal fire > after_us (>= with inclusive); SIM_NEVER past the
- * horizon or for consumers.  O(1) for every and at; a cron step costs what
- * cal_cron_next costs. */
+/* The first nominal fire > after_us (>= with inclusive) of the schedule in
+ * force now; SIM_NEVER past the horizon, while disabled, or for consumers.
+ * O(1) for every and at without changes (O(changes) with them); a cron
+ * step costs what cal_cron_next costs. */
 int64_t sim_sched_next(const struct sim *sim, uint32_t handler, int64_t after_us, int inclusive);
+/* The latest nominal fire <= t_us, -1 if none (for a policy whose own
+ * engine fires at other instants, to name the nominal due a run serves).
+ * O(1) for every and at; a cron step costs what cal_cron_prev costs. */
+int64_t sim_sched_prev(const struct sim *sim, uint32_t handler, int64_t t_us);
 /* How a policy's own cron engine may read a schedule differently from the
  * scenario's: in another zone (zone != NULL: a cron schedule is evaluated
  * there, as a system that runs cron in UTC does), or with the two day
@@ -138,11 +160,27 @@ int64_t sim_sched_next(const struct sim *sim, uint32_t handler, int64_t after_us
 struct sim_sched_opts {
     const struct cal_zone *zone;   /* NULL: the schedule's own zone */
     int days_and;
+    int dst;                       /* enum cal_dst_rule (sim/cal.h): how the engine reads the
+                                      wall clock at a DST change; 0 = the scenario's rule */
 };
 /* sim_sched_next read with *o.  A cron schedule that never fires under AND
- * has SIM_NEVER. */
+ * has SIM_NEVER.  Under dst = CAL_DST_WALL_NEG_BACK (the model of a bug) the
+ * answer may be <= after_us; under every other rule it is > after_us (>=
+ * with inclusive). */
 int64_t sim_sched_next_opt(const struct sim *sim, uint32_t handler, int64_t after_us, int inclusive,
                            const struct sim_sched_opts *o);
+
+/* --- the configuration of runs, and outside business ------------------------
+ * sim_deadline: the handler's run deadline (`deadline WF.H D`, as a system
+ * configures a timeout: a run still going D after its start fails then,
+ * which the engine enforces), SIM_NEVER when it has none; a policy that
+ * applies the deadline to its own records (a job's deadline) reads it here.
+ * sim_busy: 1 while workflow instance inst is busy with something outside
+ * the scheduler (`busy WF at T for D`: a user's chat, another lane), as the
+ * system would see by asking; what a busy agent means is the policy's
+ * rule (skip, retry later, or nothing).  O(busy lines). */
+int64_t sim_deadline(const struct sim *sim, uint32_t handler);
+int sim_busy(const struct sim *sim, uint32_t inst);
 
 /* --- durable memory -------------------------------------------------------- */
 
@@ -151,6 +189,10 @@ int64_t sim_sched_next_opt(const struct sim *sim, uint32_t handler, int64_t afte
 void *sim_dalloc(struct sim *sim, size_t n);             /* zeroed */
 void *sim_drealloc(struct sim *sim, void *p, size_t n);
 void sim_dfree(struct sim *sim, void *p);
+/* Grows a durable array of elem-byte elements to hold at least need of
+ * them (capacity doubling from 8; *cap updated); returns the array, which
+ * may have moved.  New elements are zeroed. */
+void *sim_dgrow(struct sim *sim, void *p, size_t elem, size_t *cap, size_t need);
 /* The durable allocator in the shape jobs_init wants (ctx: the sim; n = 0
  * frees). */
 void *sim_durable_realloc(void *ctx, void *p, size_t n);
@@ -209,6 +251,11 @@ struct sim_item {
 };
 enum { ITEM_PENDING, ITEM_DONE, ITEM_DROPPED };
 const struct sim_item *sim_item(const struct sim *sim, uint64_t item);
+/* Items published so far: ids are 0 .. sim_item_count() - 1, in publish
+ * order.  A policy whose queue lives outside the host (a message broker, a
+ * database) reads the items published while its host was down from here
+ * at the restart (on_publish reaches only a host that is up). */
+uint64_t sim_item_count(const struct sim *sim);
 uint32_t sim_pending_count(const struct sim *sim, uint32_t consumer);
 /* Publish time of the consumer's oldest pending item, SIM_NEVER if none.
  * O(committed or dropped items ahead of it in its queue). */
@@ -292,6 +339,11 @@ void sim_run_get(const struct sim *sim, uint64_t run, struct sim_run_info *out);
 const uint64_t *sim_run_taken(const struct sim *sim, uint64_t run, uint32_t *n);
 /* Number of runs of this handler currently active. */
 uint32_t sim_active_runs(const struct sim *sim, uint32_t handler);
+/* Ends active run `run` now, as its system kills it (a deleted Kubernetes
+ * Job's pod, a terminated workflow): outcome cutoff, no mutation from here
+ * on, no on_run_end.  Returns 1, or 0 (nothing done) when the run is not
+ * active or the host is not accepting (a graceful stop). */
+int sim_run_cancel(struct sim *sim, uint64_t run);
 
 /* A line of the policy's own in the trace (kind "note"), for people
  * debugging a timeline: what it decided and why.  handler -1: none.  Not

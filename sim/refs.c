@@ -24,6 +24,8 @@ static int refs_param(void *ctx, const char *policy, const char *key, const char
     if (policy_check_param(policy, key, value, msg, n) == 0)
         return SCN_REF_OK;
     const struct policy_ops *ops = policy_find(policy);
+    if (!ops)
+        policy_variant_find(policy, &ops);
     for (int i = 0; ops && i < ops->nparams; i++)
         if (!strcmp(ops->params[i].key, key))
             return SCN_REF_BAD_VALUE;

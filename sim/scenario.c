@@ -49,9 +49,13 @@ void diag_print(const struct diag *d)
 
 static const char *const hdr_names[NHDR] = {"name", "start", "timezone", "horizon", "drain", "seed", "recovery-bound"};
 
-enum body_kind { B_WORKFLOW, B_SOURCE, B_PUBLISH, B_CRASH, B_FAIL, B_TRIGGER, B_SET, B_VARIANT, B_EXPECT, B_STOP, NBODY };
-static const char *const body_names[NBODY] = {"workflow", "source", "publish", "crash", "fail",
-                                              "trigger",  "set",    "variant", "expect", "stop"};
+enum body_kind {
+    B_WORKFLOW, B_SOURCE, B_PUBLISH, B_CRASH, B_FAIL, B_TRIGGER, B_SET, B_VARIANT, B_EXPECT, B_STOP,
+    B_DISABLE, B_ENABLE, B_CHANGE, B_BUSY, B_DEADLINE, NBODY
+};
+static const char *const body_names[NBODY] = {"workflow", "source",  "publish", "crash",  "fail",
+                                              "trigger",  "set",     "variant", "expect", "stop",
+                                              "disable",  "enable",  "change",  "busy",   "deadline"};
 
 static const char *const fail_class_names[FAIL_NCLASS] = {"",         "transient",     "logic",
                                                           "internal", "indeterminate", "delivery"};
@@ -153,7 +157,8 @@ static int pass1_line(struct parser *p, const struct line *L)
         return 0;
     return perr(p, L->no, t0->col,
                 "unknown directive '%s' (valid: name, start, timezone, horizon, drain, seed, recovery-bound, "
-                "workflow, source, publish, crash, stop, fail, trigger, set, variant, expect)",
+                "workflow, source, publish, crash, stop, fail, trigger, disable, enable, change, busy, deadline, "
+                "set, variant, expect)",
                 q(p, t0->s));
 }
 
@@ -258,6 +263,43 @@ static int parse_stop(struct parser *p, const struct line *L)
     return 0;
 }
 
+/* `attempts 1,3,5`: a bit per attempt, 1 to 64. */
+static int parse_attempts(struct parser *p, int line, const struct tok *t, uint64_t *mask)
+{
+    const char *c = t->s;
+    *mask = 0;
+    for (;;) {
+        uint64_t v;
+        const char *st = c;
+        int nd = scn_read_digits(&c, 3, &v);
+        if (nd == 0 || (*c && *c != ','))
+            return perr(p, line, t->col, "bad attempt list '%s' (expected numbers like 1,3)", q(p, t->s));
+        if (v < 1 || v > 64)
+            return perr(p, line, t->col + (int)(st - t->s), "attempt '%llu' out of range 1-64", (unsigned long long)v);
+        *mask |= UINT64_C(1) << (v - 1);
+        if (!*c)
+            return 0;
+        c++;
+    }
+}
+
+static int parse_phase_word(struct parser *p, int line, const struct tok *ph, enum run_phase *out)
+{
+    if (!strcmp(ph->s, "preparing"))
+        *out = PHASE_PREPARING;
+    else if (!strcmp(ph->s, "mutating"))
+        *out = PHASE_MUTATING;
+    else if (!strcmp(ph->s, "mutated"))
+        *out = PHASE_MUTATED;
+    else if (!strcmp(ph->s, "emitting"))
+        *out = PHASE_EMITTING;
+    else
+        return perr(p, line, ph->col, "unknown phase '%s' (valid: preparing, mutating, mutated, emitting)",
+                    q(p, ph->s));
+    return 0;
+}
+
+/* `fail WF.H CLASS P% | first N | attempts A,B [in PHASE] [empty]`. */
 static int parse_fail(struct parser *p, const struct line *L)
 {
     int no = L->no;
@@ -275,28 +317,35 @@ static int parse_fail(struct parser *p, const struct line *L)
         return perr(p, no, ct->col, "unknown failure class '%s' (valid: transient, logic, internal, indeterminate)",
                     q(p, ct->s));
     uint32_t ppm = 0;
-    if (scn__parse_percent(p, no, pt, &ppm))
+    uint64_t first = 0, mask = 0;
+    int i = 4;
+    if (!strcmp(pt->s, "first") || !strcmp(pt->s, "attempts")) {
+        if (cls == FAIL_DELIVERY)
+            return perr(p, no, pt->col, "'%s' is for run failures ('delivery' takes a probability)", pt->s);
+        if (need(p, L, 3, 1, pt->s[0] == 'f' ? "a number of attempts" : "a list of attempts like 1,3"))
+            return -1;
+        if (pt->s[0] == 'f' ? scn__parse_count(p, no, &L->tok[4], 1, 1000000, "attempt count", &first)
+                            : parse_attempts(p, no, &L->tok[4], &mask))
+            return -1;
+        i = 5;
+    } else if (scn__parse_percent(p, no, pt, &ppm)) {
         return -1;
+    }
     enum run_phase phase = PHASE_MUTATING;
-    if (L->ntok > 4) {
-        if (strcmp(L->tok[4].s, "in"))
-            return trailing(p, L, 4, "fail");
-        if (need(p, L, 4, 1, "a phase"))
-            return -1;
-        const struct tok *ph = &L->tok[5];
-        if (!strcmp(ph->s, "preparing"))
-            phase = PHASE_PREPARING;
-        else if (!strcmp(ph->s, "mutating"))
-            phase = PHASE_MUTATING;
-        else if (!strcmp(ph->s, "mutated"))
-            phase = PHASE_MUTATED;
-        else if (!strcmp(ph->s, "emitting"))
-            phase = PHASE_EMITTING;
-        else
-            return perr(p, no, ph->col, "unknown phase '%s' (valid: preparing, mutating, mutated, emitting)",
-                        q(p, ph->s));
-        if (trailing(p, L, 6, "fail"))
-            return -1;
+    int seen_in = 0, empty = 0;
+    while (i < L->ntok) {
+        const struct tok *w = &L->tok[i];
+        if (!strcmp(w->s, "in") && !seen_in) {
+            if (need(p, L, i, 1, "a phase") || parse_phase_word(p, no, &L->tok[i + 1], &phase))
+                return -1;
+            seen_in = 1;
+            i += 2;
+        } else if (!strcmp(w->s, "empty") && !empty && cls != FAIL_DELIVERY) {
+            empty = 1;
+            i++;
+        } else {
+            return trailing(p, L, i, "fail");
+        }
     }
     scn__add_ref(p, REF_FAIL, no, tgt->col, tgt->s, 0, 0);
     struct ref *r = &p->refs[p->nrefs - 1];
@@ -305,23 +354,42 @@ static int parse_fail(struct parser *p, const struct line *L)
     r->phase = phase;
     r->cls_col = ct->col;
     r->pct_col = pt->col;
+    r->first_n = (uint32_t)first;
+    r->attempts = mask;
+    r->empty = (uint8_t)empty;
     return 0;
 }
 
+/* `trigger WORKFLOW[.HANDLER] at T [delay D]`. */
 static int parse_trigger(struct parser *p, const struct line *L)
 {
     struct scenario *s = p->s;
     if (need(p, L, 0, 3, "'WORKFLOW at T'"))
         return -1;
     const struct tok *w = &L->tok[1];
-    if (scn__check_name(p, L->no, w->col, w->s, "workflow"))
+    const char *dot = strchr(w->s, '.');
+    if (dot) {
+        if (strchr(dot + 1, '.') || dot == w->s || !dot[1])
+            return perr(p, L->no, w->col, "expected WORKFLOW or WORKFLOW.HANDLER, got '%s'", q(p, w->s));
+    } else if (scn__check_name(p, L->no, w->col, w->s, "workflow")) {
         return -1;
+    }
     if (strcmp(L->tok[2].s, "at"))
         return perr(p, L->no, L->tok[2].col, "expected 'at' after the workflow name, got '%s'", q(p, L->tok[2].s));
     struct trigger_def tr = {0};
     tr.line = L->no;
-    if (scn__parse_instant(p, L->no, &L->tok[3], LIM_HORIZON, &tr.at_us) || trailing(p, L, 4, "trigger"))
+    tr.handler = -1;
+    tr.delay_us = -1;
+    if (scn__parse_instant(p, L->no, &L->tok[3], LIM_HORIZON, &tr.at_us))
         return -1;
+    if (L->ntok > 4) {
+        if (strcmp(L->tok[4].s, "delay"))
+            return trailing(p, L, 4, "trigger");
+        if (need(p, L, 4, 1, "a duration") ||
+            scn__parse_dur(p, L->no, L->tok[5].col, L->tok[5].s, 0, "trigger delay", &tr.delay_us) ||
+            trailing(p, L, 6, "trigger"))
+            return -1;
+    }
     s->triggers = xgrow(s->triggers, sizeof *s->triggers, &p->cap_triggers, (size_t)s->ntriggers + 1);
     s->triggers[s->ntriggers++] = tr;
     scn__add_ref(p, REF_TRIGGER, L->no, w->col, w->s, s->ntriggers - 1, 0);
@@ -366,6 +434,11 @@ static int pass2_line(struct parser *p, const struct line *L)
     case B_SET: return scn__parse_set(p, L);
     case B_VARIANT: return scn__parse_variant(p, L);
     case B_EXPECT: return scn__parse_expect(p, L);
+    case B_DISABLE: return scn__parse_toggle(p, L, 0);
+    case B_ENABLE: return scn__parse_toggle(p, L, 1);
+    case B_CHANGE: return scn__parse_change(p, L);
+    case B_BUSY: return scn__parse_busy(p, L);
+    case B_DEADLINE: return scn__parse_deadline(p, L);
     }
     SIM_ASSERT(0 && "pass 1 let an unknown directive through");
     return -1;
@@ -478,15 +551,32 @@ static int resolve_ref(struct parser *p, const struct ref *r)
             return perr(p, r->line, r->pct_col, "failure probabilities of '%s' add up to more than 100%%",
                         q(p, r->name));
         SIM_ASSERT(hd->nfails < FAIL_NCLASS);
-        hd->fails[hd->nfails++] = (struct fail_rule){.cls = r->cls, .ppm = r->ppm, .phase = r->phase};
+        hd->fails[hd->nfails++] = (struct fail_rule){.cls = r->cls, .ppm = r->ppm, .phase = r->phase,
+                                                     .first_n = r->first_n, .attempts = r->attempts,
+                                                     .empty = r->empty};
         return 0;
     }
     case REF_TRIGGER:
+        if (strchr(r->name, '.')) {
+            if (resolve_handler(p, r, &wf, &h))
+                return -1;
+            s->triggers[r->a].handler = h;
+        } else if ((wf = find_wf(s, r->name)) < 0) {
+            return perr(p, r->line, r->col, "unknown workflow '%s'", q(p, r->name));
+        }
+        s->triggers[r->a].wf = (uint16_t)wf;
+        return 0;
+    case REF_BUSY:
         wf = find_wf(s, r->name);
         if (wf < 0)
             return perr(p, r->line, r->col, "unknown workflow '%s'", q(p, r->name));
-        s->triggers[r->a].wf = (uint16_t)wf;
+        s->busy[r->a].wf = (uint16_t)wf;
         return 0;
+    case REF_CHANGE:
+    case REF_DEADLINE:
+        if (resolve_handler(p, r, &wf, &h))
+            return -1;
+        return scn__resolve_change(p, r, wf, h);
     case REF_EXPECT_FOR:
         if (resolve_handler(p, r, &wf, &h))
             return -1;
@@ -735,6 +825,10 @@ int scenario_parse_buf_ex(const char *path, const char *buf, size_t len, const s
     for (size_t i = 0; i < p->nrefs; i++)
         free(p->refs[i].name);
     free(p->refs);
+    for (size_t i = 0; i < p->nchg; i++)
+        free(p->chg[i].value); /* the ones not attached to a schedule */
+    free(p->chg);
+    free(p->dls);
     free(p->topics);
     free(p->src_inst);
     free(p->L);
@@ -790,8 +884,13 @@ void scenario_free(struct scenario *s)
     for (uint16_t f = 0; f < s->nwfs; f++) {
         struct workflow_def *wf = &s->wfs[f];
         for (uint16_t h = 0; h < wf->nhandlers; h++) {
+            struct schedule *sc = &wf->handlers[h].sched;
             free(wf->handlers[h].name);
-            free(wf->handlers[h].sched.text);
+            free(sc->text);
+            free(sc->value);
+            for (uint32_t c = 0; c < sc->nchanges; c++)
+                free(sc->changes[c].value);
+            free(sc->changes);
         }
         for (uint16_t t = 0; t < wf->ntopics; t++)
             free(wf->topics[t]);
@@ -812,6 +911,7 @@ void scenario_free(struct scenario *s)
     free(s->pubs);
     free(s->crashes);
     free(s->triggers);
+    free(s->busy);
     for (uint32_t i = 0; i < s->nexpects; i++) {
         struct expect_def *e = &s->expects[i];
         for (char **pp = e->policies; pp && *pp; pp++)

@@ -50,12 +50,40 @@ struct dist {
 };
 
 enum sched_kind { SCHED_NONE, SCHED_EVERY, SCHED_AT, SCHED_CRON };
+
+/* A change of a producer's schedule while the system runs (`disable`,
+ * `enable`, `change WF.H every D | cron "EXPR" at T`).  From at_us on:
+ * DISABLE: no instant is due until an ENABLE; ENABLE: the definition in
+ * force is due again (an `every` keeps its grid); SET: a new definition,
+ * as if deployed at at_us (EVERY: at_us + k * every_us, k >= 0; CRON: its
+ * fires >= at_us), enabled or not as before. */
+enum sched_op { SCHED_OP_DISABLE, SCHED_OP_ENABLE, SCHED_OP_SET };
+struct sched_change {
+    int64_t at_us;
+    uint8_t op;                    /* enum sched_op */
+    uint8_t as_written;            /* SET: value not checked by the parser (see struct schedule) */
+    uint8_t cron_flags;            /* SET cron: CAL_CRON_AND, CAL_CRON_SECONDS */
+    enum sched_kind kind;          /* SET: SCHED_EVERY or SCHED_CRON (SCHED_NONE: never fires) */
+    int64_t every_us;
+    struct cal_cron cron;
+    const struct cal_zone *zone;
+    char *value;                   /* SET: the duration or expression as written */
+    int line, col;                 /* the line, and the column of the value (of `at` otherwise) */
+};
+
 /* A producer's schedule.  Nominal due instants are:
  * EVERY: offset_us + k * every_us for k >= 0 (offset defaults to 0: the
  *        first fire is at deploy time);
  * AT:    at_us once;
- * CRON:  the cron fires in zone (the scenario's unless overridden).
- * Only instants < horizon are due. */
+ * CRON:  the cron fires in zone (the scenario's unless overridden);
+ * then the changes, in time order, from their instants on.
+ * Only instants < horizon are due.
+ *
+ * value is the `every` duration or `cron` expression as written, with its
+ * line and column, for the configuration grammar of a system that reads
+ * it its own way (sim/grammar.h).  With `as-written` the parser did not
+ * read it at all (kind is SCHED_NONE and raw_kind says which it is): only
+ * a grammar gives it a meaning, when a simulation starts. */
 struct schedule {
     enum sched_kind kind;
     int64_t every_us;
@@ -64,6 +92,13 @@ struct schedule {
     struct cal_cron cron;
     const struct cal_zone *zone;   /* cron only; owned by the zone cache */
     char *text;                    /* the schedule as written, for reports */
+    char *value;                   /* every/cron: the value as written; NULL otherwise */
+    int vline, vcol;
+    uint8_t cron_flags;            /* CAL_CRON_AND, CAL_CRON_SECONDS as parsed */
+    uint8_t as_written;
+    enum sched_kind raw_kind;      /* as_written: SCHED_EVERY or SCHED_CRON */
+    struct sched_change *changes;  /* sorted by at_us, distinct instants */
+    uint32_t nchanges;
 };
 
 enum script_kind { SCRIPT_FIFO, SCRIPT_BATCH, SCRIPT_WINDOW, SCRIPT_DIGEST, SCRIPT_CORRELATE };
@@ -93,6 +128,14 @@ struct fail_rule {
     enum fail_class cls;
     uint32_t ppm;
     enum run_phase phase;
+    /* Deterministic: the handler instance's n-th run (counted from 1)
+     * fails when n <= first_n or bit n-1 of attempts is set (n <= 64);
+     * ppm is then 0.  Deterministic rules come before probabilities. */
+    uint32_t first_n;
+    uint64_t attempts;
+    /* 1: runs that took nothing can fail too (and are counted); 0: only
+     * runs with work (an empty run goes straight to its commit). */
+    uint8_t empty;
 };
 
 struct handler_def {
@@ -113,6 +156,12 @@ struct handler_def {
     /* faults */
     struct fail_rule fails[FAIL_NCLASS];
     uint8_t nfails;
+    /* `deadline WF.H D [per phase] [fail CLASS]`: a run (or, per phase, one
+     * of its phases) still going D after its start fails then, with class
+     * deadline_fail, in the phase it is in; 0: none. */
+    int64_t deadline_us;
+    uint8_t deadline_per_phase;
+    uint8_t deadline_fail;         /* enum fail_class */
     int line;                      /* where it was declared */
 };
 
@@ -186,18 +235,38 @@ struct crash_def {
 };
 
 
-/* `trigger WORKFLOW at T`: manual "run now" of every instance of it. */
+/* `trigger WORKFLOW[.HANDLER] at T [delay D]`: manual "run now" of every
+ * instance of the workflow, or of one handler in each; delay is the
+ * request's own coalescing delay (-1: none given). */
 struct trigger_def {
     uint16_t wf;
+    int handler;                   /* -1: the workflow */
     int64_t at_us;
+    int64_t delay_us;
+    int line;
+};
+
+/* `busy WORKFLOW at T for D`: every instance of the workflow (an agent) is
+ * busy with something outside the scheduler (a user's chat, another lane)
+ * during [at_us, at_us + for_us). */
+struct busy_def {
+    uint16_t wf;
+    int64_t at_us, for_us;
     int line;
 };
 
 enum expect_op { OP_LT, OP_LE, OP_GT, OP_GE, OP_EQ, OP_NE };
-/* `expect POLICY[,POLICY...]|* METRIC [for WF.HANDLER] OP VALUE`.
+/* How an expect line judges several seeds: EXPECT_EACH (a bare metric)
+ * holds when it holds in every seed; the others compare one value computed
+ * over the seeds' values: `mean(M)`, `min(M)`, `max(M)`, `pNN(M)` (the
+ * nearest-rank NN-th percentile of the seeds' values, 1 <= NN <= 99). */
+enum expect_agg { EXPECT_EACH, EXPECT_MEAN, EXPECT_MIN, EXPECT_MAX, EXPECT_PCT };
+/* `expect POLICY[,POLICY...]|* METRIC [for WF.HANDLER] OP VALUE`, METRIC
+ * bare or inside an aggregate over seeds (`mean(latency.p50)`).
  * metric is a metric name (metric.h, as checked by scenario_refs.metric:
  * e.g. "lost", "latency.p99", "recovery_ok"); value is a number, a duration
- * (stored in us) or true/false (1/0). */
+ * (stored in us; `inf` is +INFINITY, a censored percentile) or true/false
+ * (1/0); the mean or a percentile of a boolean is a share of seeds (0..1). */
 struct expect_def {
     char **policies;               /* NULL-terminated; {"*"} for every policy */
     char *metric;
@@ -206,6 +275,8 @@ struct expect_def {
     double value;
     char *text;                    /* the line as written, trimmed */
     int line;
+    enum expect_agg agg;           /* EXPECT_EACH unless the metric is inside an aggregate */
+    int agg_pct;                   /* EXPECT_PCT: the percentile, 1..99 */
 };
 
 /* `set POLICY.KEY=VALUE` and `variant NAME POLICY KEY=VALUE...`. */
@@ -241,9 +312,12 @@ struct scenario {
     struct publish_def *pubs;   uint32_t npubs;
     struct crash_def *crashes;  uint32_t ncrashes;
     struct trigger_def *triggers; uint32_t ntriggers;
+    struct busy_def *busy;      uint32_t nbusy;
     struct expect_def *expects; uint32_t nexpects;
     struct param_set_def *sets; uint16_t nsets;
     struct variant_def *variants; uint16_t nvariants;
+    uint32_t nchanges;             /* schedule changes of all producers */
+    uint8_t has_as_written;        /* some schedule is `as-written` */
     uint64_t ninstances;           /* sum of workflow counts */
     uint64_t nhandler_instances;
 };
@@ -331,5 +405,27 @@ int64_t schedule_next(const struct scenario *s, const struct schedule *sc, int64
 /* The gap from due_us to the schedule's next nominal instant (ignoring the
  * horizon); INT64_MAX for a one-shot. */
 int64_t schedule_period_at(const struct scenario *s, const struct schedule *sc, int64_t due_us);
+
+/* How a reader of a schedule may evaluate its cron definitions (the base
+ * one and changed ones): in another zone (zone != NULL), or with the two
+ * day fields combined with AND (days_and). */
+struct sched_read {
+    const struct cal_zone *zone;
+    int days_and;
+    enum cal_dst_rule dst;         /* cron fires at DST changes (CAL_DST_CRONIE: as written) */
+};
+/* schedule_next as a reader at asof_us sees it: only the changes made by
+ * then (later ones are the future), read with rd (NULL: as written). */
+int64_t schedule_next_asof(const struct scenario *s, const struct schedule *sc, int64_t after_us, int inclusive,
+                           int64_t asof_us, const struct sched_read *rd);
+/* The schedule in force at t_us (changes by then applied). */
+struct sched_state {
+    int enabled;
+    enum sched_kind kind;
+    int64_t every_us;
+    int cron_days_or;
+    int64_t changed_us;            /* the latest change at or before t_us, -1 none */
+};
+void schedule_state_at(const struct schedule *sc, int64_t t_us, struct sched_state *out);
 
 #endif

@@ -81,7 +81,7 @@ static int topic_index(struct parser *p, struct workflow_def *wf, const char *na
 
 enum opt {
     O_RUNS, O_IDLE, O_PHASES, O_EVERY, O_OFFSET, O_CRON, O_TZ, O_AND, O_AT, O_SOURCE, O_PUBLISH,
-    O_SUBSCRIBE, O_FIFO, O_BATCH, O_WINDOW, O_DIGEST, O_CORRELATE, NOPT
+    O_SUBSCRIBE, O_FIFO, O_BATCH, O_WINDOW, O_DIGEST, O_CORRELATE, O_SECONDS, O_AS_WRITTEN, NOPT
 };
 #define FOR_P 1
 #define FOR_C 2
@@ -108,6 +108,8 @@ static const struct {
     [O_WINDOW] = {"window", FOR_C, 1, "a duration"},
     [O_DIGEST] = {"digest", FOR_C, 1, "a time of day HH:MM"},
     [O_CORRELATE] = {"correlate", FOR_C, 2, "two topic names"},
+    [O_SECONDS] = {"seconds", FOR_P, 0, ""},
+    [O_AS_WRITTEN] = {"as-written", FOR_P, 0, ""},
 };
 
 static int opt_index(const char *w)
@@ -120,6 +122,16 @@ static int opt_index(const char *w)
 
 static int is_sched_opt(int o) { return o == O_EVERY || o == O_CRON || o == O_AT; }
 static int is_script_opt(int o) { return o >= O_FIFO && o <= O_CORRELATE; }
+
+/* The value of an `every` or `cron` option as written, for the grammars
+ * (sim/grammar.h): its text and where it starts. */
+static void keep_value(struct handler_def *h, int line, const struct tok *v)
+{
+    free(h->sched.value);
+    h->sched.value = xstrdup(v->s);
+    h->sched.vline = line;
+    h->sched.vcol = v->col + (v->quoted ? 1 : 0);
+}
 
 static int parse_phases(struct parser *p, int line, const struct tok *t, uint8_t out[3])
 {
@@ -150,6 +162,7 @@ struct hline {
     const struct tok *arg[NOPT];   /* its first argument */
     int sched_opt, script_opt;     /* the schedule and script options given, -1 none */
     int emit_explicit;             /* `publish TOPIC N` gave N */
+    int as_written;                /* the line has `as-written` (anywhere) */
 };
 
 /* Parses the subscription list of `subscribe a,b,c`. */
@@ -199,6 +212,9 @@ static int handler_option(struct parser *p, struct hline *hl, int i, int k, int 
         return parse_phases(p, no, v, h->split_pct);
     case O_EVERY:
         h->sched.kind = SCHED_EVERY;
+        keep_value(h, no, v);
+        if (hl->as_written)
+            return 0; /* only a grammar reads it */
         return scn__parse_dur(p, no, v->col, v->s, 1, "'every'", &h->sched.every_us);
     case O_OFFSET:
         if (scn__parse_dur(p, no, v->col, v->s, 0, "'offset'", &h->sched.offset_us))
@@ -209,6 +225,7 @@ static int handler_option(struct parser *p, struct hline *hl, int i, int k, int 
     case O_CRON:
         /* Parsed when the line is complete: `and` may follow it. */
         h->sched.kind = SCHED_CRON;
+        keep_value(h, no, v);
         if (!v->quoted && v->s[0] != '@')
             return perr(p, no, v->col, "the cron expression must be quoted, like cron \"0 9 * * 1-5\"");
         return 0;
@@ -283,17 +300,28 @@ static int finish_producer(struct parser *p, struct hline *hl)
         return perr(p, no, seen[O_TZ], "'tz' needs a 'cron' schedule");
     if (seen[O_AND] && hl->sched_opt != O_CRON)
         return perr(p, no, seen[O_AND], "'and' needs a 'cron' schedule");
+    if (seen[O_SECONDS] && hl->sched_opt != O_CRON)
+        return perr(p, no, seen[O_SECONDS], "'seconds' needs a 'cron' schedule");
+    if (seen[O_AS_WRITTEN] && hl->sched_opt == O_AT)
+        return perr(p, no, seen[O_AS_WRITTEN], "'as-written' needs an 'every' or 'cron' schedule");
     if (!seen[O_SOURCE] && !seen[O_PUBLISH])
         return perr(p, no, ncol,
                     "producer '%s' neither polls a source nor publishes ('source NAME' or 'publish TOPIC')",
                     q(p, h->name));
-    if (hl->sched_opt == O_CRON) {
+    if (hl->sched_opt == O_CRON && !h->sched.zone)
+        h->sched.zone = p->s->zone;
+    h->sched.cron_flags = (uint8_t)((seen[O_AND] ? CAL_CRON_AND : 0) | (seen[O_SECONDS] ? CAL_CRON_SECONDS : 0));
+    if (seen[O_AS_WRITTEN]) {
+        /* Only the grammar of the system that runs it reads it. */
+        h->sched.as_written = 1;
+        h->sched.raw_kind = h->sched.kind;
+        h->sched.kind = SCHED_NONE;
+        p->s->has_as_written = 1;
+    } else if (hl->sched_opt == O_CRON) {
         const struct tok *ct = hl->arg[O_CRON];
         char m[256];
         int ecol = 0;
-        if (!h->sched.zone)
-            h->sched.zone = p->s->zone;
-        if (cal_cron_parse(ct->s, seen[O_AND] ? CAL_CRON_AND : 0, &h->sched.cron, m, sizeof m, &ecol) != 0)
+        if (cal_cron_parse(ct->s, h->sched.cron_flags, &h->sched.cron, m, sizeof m, &ecol) != 0)
             return perr(p, no, ct->col + (ct->quoted ? 1 : 0) + (ecol > 0 ? ecol - 1 : 0), "%s", m);
     }
     if (seen[O_SOURCE]) {
@@ -305,7 +333,7 @@ static int finish_producer(struct parser *p, struct hline *hl)
     if (!hl->emit_explicit)
         h->emit_n = seen[O_SOURCE] ? 0 : 1;
     /* The schedule's words as written, for reports. */
-    static const int order[] = {O_EVERY, O_OFFSET, O_CRON, O_TZ, O_AT, O_AND};
+    static const int order[] = {O_EVERY, O_OFFSET, O_CRON, O_TZ, O_AT, O_AND, O_SECONDS, O_AS_WRITTEN};
     char buf[SCN_MAX_LINE + 64];
     size_t o = 0;
     buf[0] = 0;
@@ -393,6 +421,8 @@ int scn__parse_handler(struct parser *p, const struct line *L)
     h->line = no;
 
     struct hline hl = {.L = L, .h = h, .wf = wf, .sched_opt = -1, .script_opt = -1};
+    for (int i = 2; i < L->ntok; i++)
+        hl.as_written |= !L->tok[i].quoted && !strcmp(L->tok[i].s, "as-written");
     for (int i = 2; i < L->ntok;) {
         const struct tok *o = &L->tok[i];
         int k = o->quoted ? -1 : opt_index(o->s), used;

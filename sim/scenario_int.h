@@ -9,7 +9,9 @@
  *   scenario_arrival.c  arrival processes, trace files, publish and source;
  *   scenario_handler.c  workflows and handlers: schedules, scripts, topics;
  *   scenario_policy.c   set, variant and expect: the lines that name
- *                       policies, their parameters and metrics.
+ *                       policies, their parameters and metrics;
+ *   scenario_change.c   schedule changes (disable, enable, change), busy
+ *                       agents and run deadlines.
  *
  * Not part of the public API: only these files include it.  Functions shared
  * between them carry the scn__ prefix; the few small helpers every file
@@ -77,7 +79,10 @@ enum { HDR_NAME, HDR_START, HDR_TZ, HDR_HORIZON, HDR_DRAIN, HDR_SEED, HDR_RB, NH
 
 /* A name used before it may be defined, resolved after the whole file was
  * read (pass 3).  a/b say who refers; see the callers of scn__add_ref. */
-enum ref_kind { REF_SOURCE, REF_TOPIC, REF_FAIL, REF_TRIGGER, REF_EXPECT_FOR, REF_EXPECT_POLICY, REF_SET };
+enum ref_kind {
+    REF_SOURCE, REF_TOPIC, REF_FAIL, REF_TRIGGER, REF_EXPECT_FOR, REF_EXPECT_POLICY, REF_SET,
+    REF_CHANGE, REF_BUSY, REF_DEADLINE
+};
 struct ref {
     enum ref_kind kind;
     int line, col;
@@ -87,6 +92,15 @@ struct ref {
     uint32_t ppm;
     enum run_phase phase;
     int cls_col, pct_col;
+    uint32_t first_n;              /* REF_FAIL: deterministic attempts */
+    uint64_t attempts;
+    uint8_t empty;
+};
+
+/* A `deadline` line until pass 3 attaches it (scenario_change.c). */
+struct deadline_rec {
+    int64_t us;
+    uint8_t per_phase, cls, cls_given;
 };
 
 struct topic_ent;                  /* pass 3's topic table (scenario.c) */
@@ -105,6 +119,10 @@ struct parser {
     size_t cap_h[SCN_MAX_WORKFLOWS], cap_t[SCN_MAX_WORKFLOWS];
     struct ref *refs;
     size_t nrefs, cap_refs;
+    struct sched_change *chg;      /* schedule changes until pass 3 attaches them */
+    size_t nchg, cap_chg;
+    struct deadline_rec *dls;
+    size_t ndls, cap_dls, cap_busy;
     uint32_t nparams;              /* key=value pairs of set and variant lines */
     char qbuf[6][SCN_QUOTE_MAX];
     int qi;
@@ -225,5 +243,12 @@ int scn__parse_variant(struct parser *p, const struct line *L);
 int scn__parse_expect(struct parser *p, const struct line *L);
 /* Pass 3 for REF_EXPECT_POLICY and REF_SET: a variant, or an error. */
 int scn__resolve_policy_ref(struct parser *p, const struct ref *r);
+/* scenario_change.c */
+int scn__parse_toggle(struct parser *p, const struct line *L, int enable);
+int scn__parse_change(struct parser *p, const struct line *L);
+int scn__parse_busy(struct parser *p, const struct line *L);
+int scn__parse_deadline(struct parser *p, const struct line *L);
+/* Pass 3 for REF_CHANGE and REF_DEADLINE, whose handler is wf.h. */
+int scn__resolve_change(struct parser *p, const struct ref *r, int wf, int h);
 
 #endif

@@ -8,6 +8,7 @@
  * callback, that kind of name is accepted as written (scenario.h). */
 #include "sim/scenario_int.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -190,6 +191,12 @@ static int is_number(const char *s)
     return *s == 0;
 }
 
+/* `inf` (or `∞`): the value of a censored percentile, work never done. */
+static int is_inf_word(const char *s)
+{
+    return !strcmp(s, "inf") || !strcmp(s, "\xe2\x88\x9e");
+}
+
 /* An expect value when the metric's kind is unknown (no metric callback):
  * true or false, a number, else a duration; then nothing after it. */
 static int expect_value_by_form(struct parser *p, const struct line *L, int i, struct expect_def *e)
@@ -202,6 +209,8 @@ static int expect_value_by_form(struct parser *p, const struct line *L, int i, s
         e->value = strtod(vt->s, NULL);
     else if (scn_parse_duration(vt->s, &us, NULL, 0) == 0)
         e->value = (double)us;
+    else if (is_inf_word(vt->s))
+        e->value = INFINITY;
     else
         return perr(p, L->no, vt->col, "bad value '%s' for metric '%s' (expected a number, a duration, true or false)",
                     q(p, vt->s), q(p, e->metric));
@@ -266,7 +275,7 @@ static int expect_value(struct parser *p, const struct line *L, int i, struct ex
         return perr(p, no, ot->col, "bad operator '%s' (valid: <, <=, >, >=, ==, !=)", q(p, ot->s));
     e->op = (enum expect_op)op;
     int is_bool_word = !strcmp(vt->s, "true") || !strcmp(vt->s, "false");
-    if (mi->is_bool) {
+    if (mi->is_bool && (e->agg == EXPECT_EACH || e->agg == EXPECT_MIN || e->agg == EXPECT_MAX)) {
         if (!is_bool_word)
             return perr(p, no, vt->col, "expected true or false for the boolean metric '%s', got '%s'",
                         q(p, e->metric), q(p, vt->s));
@@ -276,21 +285,68 @@ static int expect_value(struct parser *p, const struct line *L, int i, struct ex
         e->value = vt->s[0] == 't' ? 1.0 : 0.0;
     } else if (!known) {
         return expect_value_by_form(p, L, i, e);
+    } else if (mi->is_bool) {
+        /* The mean or a percentile of a boolean over seeds: a share. */
+        if (!is_number(vt->s) || strlen(vt->s) > 40 || !(strtod(vt->s, NULL) >= 0 && strtod(vt->s, NULL) <= 1))
+            return perr(p, no, vt->col, "expected a share of seeds from 0 to 1 for '%s', got '%s'",
+                        q(p, e->metric), q(p, vt->s));
+        e->value = strtod(vt->s, NULL);
     } else if (is_bool_word) {
         return perr(p, no, vt->col, "'%s' is not a value for metric '%s' (it is not a boolean)", vt->s,
                     q(p, e->metric));
     } else if (mi->is_duration) {
         int64_t us;
         char m[256];
-        if (scn_parse_duration(vt->s, &us, m, sizeof m) != 0)
+        if (is_inf_word(vt->s))
+            e->value = INFINITY;
+        else if (scn_parse_duration(vt->s, &us, m, sizeof m) != 0)
             return perr(p, no, vt->col, "expected a duration for metric '%s': %s", q(p, e->metric), m);
-        e->value = (double)us;
+        else
+            e->value = (double)us;
     } else {
         if (!is_number(vt->s) || strlen(vt->s) > 40)
             return perr(p, no, vt->col, "bad number '%s' for metric '%s'", q(p, vt->s), q(p, e->metric));
         e->value = strtod(vt->s, NULL);
     }
     return trailing(p, L, i + 2, "expect");
+}
+
+/* The metric token of an expect line: METRIC, or AGG(METRIC) with AGG one
+ * of mean, min, max, pNN (1 <= NN <= 99).  Sets e->agg and e->agg_pct and
+ * copies the metric's name into name, with its column. */
+static int expect_metric_token(struct parser *p, int no, const struct tok *mt, struct expect_def *e, char *name,
+                               int *name_col)
+{
+    const char *s = mt->s, *open = strchr(s, '(');
+    int col0 = mt->col + (mt->quoted ? 1 : 0);
+    e->agg = EXPECT_EACH;
+    *name_col = col0;
+    if (!open) {
+        snprintf(name, SCN_MAX_LINE + 1, "%s", s);
+        return 0;
+    }
+    size_t len = strlen(s), alen = (size_t)(open - s);
+    if (len < alen + 3 || s[len - 1] != ')')
+        return perr(p, no, col0, "bad aggregate '%s' (expected FUNCTION(METRIC), e.g. mean(latency.p50))", q(p, s));
+    if (alen == 4 && !strncmp(s, "mean", 4))
+        e->agg = EXPECT_MEAN;
+    else if (alen == 3 && !strncmp(s, "min", 3))
+        e->agg = EXPECT_MIN;
+    else if (alen == 3 && !strncmp(s, "max", 3))
+        e->agg = EXPECT_MAX;
+    else if ((alen == 2 || alen == 3) && s[0] == 'p' && is_digit(s[1]) && (alen == 2 || is_digit(s[2])) &&
+             s[1] != '0' && atoi(s + 1) >= 1 && atoi(s + 1) <= 99) {
+        e->agg = EXPECT_PCT;
+        e->agg_pct = atoi(s + 1);
+    } else {
+        char agg[16];
+        snprintf(agg, sizeof agg, "%.*s", (int)(alen < 15 ? alen : 15), s);
+        return perr(p, no, col0, "unknown aggregate '%s' in '%s' (valid: mean, min, max, p1 .. p99)", q(p, agg),
+                    q(p, s));
+    }
+    snprintf(name, SCN_MAX_LINE + 1, "%.*s", (int)(len - alen - 2), open + 1);
+    *name_col = col0 + (int)alen + 1;
+    return 0;
 }
 
 /* `expect POLICIES METRIC [for WORKFLOW.HANDLER] OP VALUE`. */
@@ -314,16 +370,24 @@ int scn__parse_expect(struct parser *p, const struct line *L)
     if (expect_policies(p, L, e, ei))
         return -1;
 
-    /* The metric: its kind from the callback, or unknown (read by form). */
+    /* The metric, perhaps inside an aggregate over seeds: its kind from
+     * the callback, or unknown (read by form). */
     const struct tok *mt = &L->tok[2];
+    char name[SCN_MAX_LINE + 1];
+    int name_col;
+    if (expect_metric_token(p, no, mt, e, name, &name_col))
+        return -1;
     struct scenario_metric mi = {.is_duration = 0, .is_bool = 0, .per_handler = 1};
     int known = p->ext->metric != NULL;
     if (known) {
         char m[512];
-        if (p->ext->metric(p->ext->ctx, mt->s, &mi, m, sizeof m) != SCN_REF_OK)
-            return perr(p, no, mt->col, "%s", m);
+        if (p->ext->metric(p->ext->ctx, name, &mi, m, sizeof m) != SCN_REF_OK)
+            return perr(p, no, name_col, "%s", m);
     }
-    e->metric = xstrdup(mt->s);
+    if (mi.is_bool && e->agg == EXPECT_PCT)
+        return perr(p, no, mt->col, "a percentile over seeds does not apply to the boolean metric '%s' (use "
+                    "mean(%s) for the share of seeds where it holds)", q(p, name), q(p, name));
+    e->metric = xstrdup(name);
     int i = 3;
     if (!strcmp(L->tok[3].s, "for")) {
         if (need(p, L, 3, 1, "WORKFLOW.HANDLER"))

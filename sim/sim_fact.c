@@ -18,24 +18,8 @@
 
 /* --- the fingerprint ---------------------------------------------------------- */
 
-/* Each fact (time, kind, two operands) is folded in with a multiply-
- * xorshift per word; order-sensitive, and cheap enough to sit on every
- * event of the hot path. */
-static inline uint64_t fold_word(uint64_t h, uint64_t w)
-{
-    h ^= w + UINT64_C(0x9e3779b97f4a7c15) + (h << 6) + (h >> 2);
-    h *= UINT64_C(0xff51afd7ed558ccd);
-    return h ^ (h >> 32);
-}
-
-static inline void fold(struct facts *f, uint64_t code, uint64_t a, uint64_t b)
-{
-    uint64_t h = f->fp;
-    h = fold_word(h, (uint64_t)*f->now);
-    h = fold_word(h, code);
-    h = fold_word(h, a);
-    f->fp = fold_word(h, b);
-}
+/* fact__fold (sim_int.h) folds a fact into the fingerprint. */
+#define fold fact__fold
 
 /* --- the trace ------------------------------------------------------------------ */
 
@@ -217,28 +201,21 @@ void fact_restart(struct facts *f, enum crash_target target, uint32_t index)
     crash_or_restart(f, FACT_RESTART, target, index);
 }
 
-void fact_timer(struct facts *f, uint32_t tag, uint64_t arg)
+void fact__trace_timer(struct facts *f, uint32_t tag, uint64_t arg)
 {
-    checker_wakeups(f->ck, 1);
-    fold(f, FACT_TIMER, tag, arg);
-    if (f->tracing) {
-        struct trace_rec r;
-        rec_start(f, &r, FACT_TIMER, -1, 0);
-        r.tag = tag;
-        r.arg = arg;
-        emit(f, &r);
-    }
+    struct trace_rec r;
+    rec_start(f, &r, FACT_TIMER, -1, 0);
+    r.tag = tag;
+    r.arg = arg;
+    emit(f, &r);
 }
 
-void fact_tick(struct facts *f, uint32_t ticker)
+void fact__trace_tick(struct facts *f, uint32_t ticker)
 {
-    fold(f, FACT_TICK, ticker, 0);
-    if (f->tracing) {
-        struct trace_rec r;
-        rec_start(f, &r, FACT_TICK, -1, 0);
-        r.ticker = ticker;
-        emit(f, &r);
-    }
+    struct trace_rec r;
+    rec_start(f, &r, FACT_TICK, -1, 0);
+    r.ticker = ticker;
+    emit(f, &r);
 }
 
 void fact_wakeups(struct facts *f, uint32_t ticker, uint64_t n)

@@ -27,7 +27,7 @@
  *    among dead entries.
  *  - Facts: only the fact layer (fact_* in sim/sim_fact.c) tells the
  *    checker, folds the fingerprint and writes the trace; sim/api.c records
- *    none.
+ *    one, through it: the end of a run a policy cancels (sim_run_cancel).
  *  - Memory: everything reachable from it is freed at the end of sim_run;
  *    the policy's durable block and sim_dalloc arrays are in dallocs. */
 #ifndef SIM_SIM_INT_H
@@ -123,8 +123,10 @@ void fact_run_end(struct facts *f, uint64_t run, uint32_t handler, enum run_outc
 void fact_delivery(struct facts *f, uint32_t handler, uint64_t result, int ok);
 void fact_crash(struct facts *f, enum crash_target target, uint32_t index);
 void fact_restart(struct facts *f, enum crash_target target, uint32_t index);
-void fact_timer(struct facts *f, uint32_t tag, uint64_t arg);
-void fact_tick(struct facts *f, uint32_t ticker);
+/* Timers and ticks are the hot path of a wake-up-heavy run: they are
+ * inline (the fold below, and the record only when tracing). */
+static inline void fact_timer(struct facts *f, uint32_t tag, uint64_t arg);
+static inline void fact_tick(struct facts *f, uint32_t ticker);
 /* n > 0 ticks of a ticker that stopped (n = 0: no fact). */
 void fact_wakeups(struct facts *f, uint32_t ticker, uint64_t n);
 void fact_trigger(struct facts *f, uint32_t workflow);
@@ -146,6 +148,7 @@ enum ev_kind {
     EV_END,
     EV_CUTOFF,        /* a: stop def whose grace ran out */
     EV_ALARM,         /* a: alarm; kind's high bits: epoch */
+    EV_SCHED,         /* a: workflow << 16 | handler template, b: its change */
 };
 #define EV_KIND(k) ((k) & 0xffu)
 #define EV_EPOCH(k) ((k) >> 8)
@@ -187,6 +190,7 @@ struct handler_state {
     int64_t streak_start_us;
     int64_t inst_us;               /* the instant of inst_runs */
     uint32_t inst_runs;            /* runs started at inst_us since its last progress */
+    uint32_t nwork, nall;          /* runs counted for deterministic failures (sim_fault.c) */
 };
 
 struct ticker {
@@ -208,7 +212,8 @@ struct alarm {
 };
 
 struct sim {
-    const struct scenario *scn;
+    const struct scenario *scn;    /* the scenario as the policy's grammar reads it */
+    struct scenario *eff;          /* that reading, when it is a copy (sim/grammar.h); else NULL */
     struct world w;
     struct evq *q;
     struct facts fx;               /* the checker, the fingerprint, the trace */
@@ -270,10 +275,98 @@ struct sim {
     size_t sc_cap;
 };
 
-/* Counts one timer, tick or alarm set or fired at the current instant
- * (sim.c); too many with no run started and no item published in between
- * stop the run as a livelock. */
-void policy_event(struct sim *sim);
+/* The fingerprint: each fact (time, kind, two operands) folded in with a
+ * multiply-xorshift per word; order-sensitive, and cheap enough to sit on
+ * every event of the hot path. */
+static inline uint64_t fact__fold_word(uint64_t h, uint64_t w)
+{
+    h ^= w + UINT64_C(0x9e3779b97f4a7c15) + (h << 6) + (h >> 2);
+    h *= UINT64_C(0xff51afd7ed558ccd);
+    return h ^ (h >> 32);
+}
+
+static inline void fact__fold(struct facts *f, uint64_t code, uint64_t a, uint64_t b)
+{
+    uint64_t h = f->fp;
+    h = fact__fold_word(h, (uint64_t)*f->now);
+    h = fact__fold_word(h, code);
+    h = fact__fold_word(h, a);
+    f->fp = fact__fold_word(h, b);
+}
+
+/* The trace records of the inline facts (sim_fact.c). */
+void fact__trace_timer(struct facts *f, uint32_t tag, uint64_t arg);
+void fact__trace_tick(struct facts *f, uint32_t ticker);
+
+static inline void fact_timer(struct facts *f, uint32_t tag, uint64_t arg)
+{
+    checker_wakeups(f->ck, 1);
+    fact__fold(f, FACT_TIMER, tag, arg);
+    if (f->tracing)
+        fact__trace_timer(f, tag, arg);
+}
+
+static inline void fact_tick(struct facts *f, uint32_t ticker)
+{
+    fact__fold(f, FACT_TICK, ticker, 0);
+    if (f->tracing)
+        fact__trace_tick(f, ticker);
+}
+
+/* --- Engine internals shared by its files (prefix sim__) ---------------------
+ * The engine is one module in five files: sim.c (the loop, dispatch, setup,
+ * timers and tickers), sim_load.c (publishes, sources, items), sim_runs.c
+ * (runs and their phases), sim_host.c (crashes, stops, restarts), api.c (the
+ * policy API beyond the basics, alarms), and sim_fact.c (the fact layer). */
+
+/* sim.c.  Stops the simulation with a status (the first stop wins). */
+void sim__stop(struct sim *sim, enum sim_status st, const char *msg);
+/* Counts one timer, tick or alarm set or fired at the current instant; too
+ * many with no run started and no item published in between stop the run
+ * as a livelock. */
+void sim__policy_event(struct sim *sim);
+/* Stops every ticker, counting their ticks so far as wake-ups. */
+void sim__tickers_stop_all(struct sim *sim);
+
+/* sim_load.c.  An item leaves the pending set (ITEM_DONE or ITEM_DROPPED). */
+void sim__item_gone(struct sim *sim, uint64_t item, uint8_t state);
+/* Publishes one event on topic instance t: one item per subscriber. */
+void sim__publish(struct sim *sim, uint32_t t, int64_t origin_us, uint32_t key);
+/* The source a producer polls in its instance, NULL if none. */
+struct src_buf *sim__src_of(struct sim *sim, uint32_t handler);
+/* Generates the source's arrivals up to and including t_us. */
+void sim__src_fill(struct src_buf *sb, int64_t t_us);
+/* An EV_PUBLISH event of publish stream k: its events at now, then the next. */
+void sim__publish_stream(struct sim *sim, uint32_t k);
+
+/* sim_runs.c.  Ends an active run with an outcome (its fact, its slot). */
+void sim__run_finish(struct sim *sim, uint64_t id, enum run_outcome out);
+/* A phase boundary of run id (EV_PHASE). */
+void sim__run_phase(struct sim *sim, uint64_t id);
+/* Interrupts the active runs that match (all = 1: every run; any_worker:
+ * every run on a worker; else those of worker `worker`), ending them with
+ * outcome out. */
+void sim__interrupt_runs(struct sim *sim, int all, int any_worker, uint32_t worker, enum run_outcome out);
+
+/* sim_host.c.  The host (re)starts: restart = 0 at deploy time. */
+void sim__host_up(struct sim *sim, int restart);
+/* A graceful stop completes (grace over, or no run left). */
+void sim__stop_complete(struct sim *sim);
+/* EV_CRASH and EV_RESTART of crash definition ci. */
+void sim__crash(struct sim *sim, uint32_t ci);
+void sim__restart(struct sim *sim, uint32_t ci);
+
+/* sim_fault.c.  The run's failure, drawn at its start (has_work 0: only
+ * rules marked `empty` apply), and its deadline, which cuts the phase
+ * durations d[] (prepare, mutate, emit) where it falls and fails it there. */
+void sim__draw_failure(struct sim *sim, struct run_rec *r, int has_work);
+void sim__apply_deadline(struct sim *sim, struct run_rec *r, int64_t d[3]);
+/* Pushes an EV_SCHED per schedule change; EV_SCHED's dispatch (a note,
+ * then on_schedule_change for each instance while the host accepts). */
+void sim__changes_setup(struct sim *sim);
+void sim__sched_change(struct sim *sim, uint32_t a, uint64_t b);
+/* EV_TRIGGER: the fact, then on_trigger_ex (or on_trigger) per instance. */
+void sim__trigger(struct sim *sim, const struct trigger_def *t);
 
 /* sim/api.c.  Builds and frees what sim_topo and its neighbours return
  * (at setup, after the world; at the end). */

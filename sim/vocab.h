@@ -40,7 +40,7 @@ const char *run_reason_name(enum run_reason r);
 
 /* How a run ended: committed, failed (the host saw the failure), crashed
  * (its host or worker went down under it), cut off (a graceful stop's grace
- * ran out, or the simulation ended). */
+ * ran out, the simulation ended, or the policy cancelled it: sim_run_cancel). */
 enum run_outcome { OUT_COMMITTED, OUT_FAILED, OUT_CRASHED, OUT_CUTOFF };
 const char *run_outcome_name(enum run_outcome o);
 

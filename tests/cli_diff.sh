@@ -175,6 +175,17 @@ expect_out other 'batch / oracle / seed 3: only in'
 expect_out other '^MISSING flaky / oracle / seeds 1\.\.5: only in '
 expect_err other 'warning: no runs'
 
+# --- A percentile that becomes infinite (work never done) in one seed is a
+# regression, whatever the tolerance; the reverse is an improvement.
+cp "$tmp/base.db" "$tmp/censored.db"
+sqlite3 "$tmp/censored.db" "UPDATE metrics SET value = 9e999 WHERE handler = '' AND name = 'latency.p99'
+    AND run_id = (SELECT run_id FROM runs WHERE policy = 'poll' AND seed = 2)" || fail=1
+run_diff 1 censored "$tmp/base.db" "$tmp/censored.db" --tolerance '*=1000%'
+expect_out censored '^REGRESSION flaky/poll latency.p99 seed 2: .* → ∞$'
+expect_out censored 'result: 1 regression \(flaky/poll latency\.p99\)'
+run_diff 0 uncensored "$tmp/censored.db" "$tmp/base.db"
+expect_out uncensored 'latency.p99 .*∞ in 1 → 0 seeds.*improved'
+
 # --- Bad input.
 run_diff 2 missing "$tmp/base.db" "$tmp/nosuch.db"
 expect_err missing "error: cannot open results database"

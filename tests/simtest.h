@@ -83,6 +83,60 @@ static inline int simtest_is(const struct trace_rec *t, const char *kind)
     return name && !strcmp(name, kind);
 }
 
+/* Whether trace record t is of kind and its detail contains part (NULL:
+ * any). */
+static inline int simtest_is_with(const struct trace_rec *t, const char *kind, const char *part)
+{
+    char detail[200];
+    return simtest_is(t, kind) && (!part || strstr(simtest_detail(t, detail, sizeof detail), part));
+}
+
+/* The time of the n-th (0-based) record of kind whose detail contains part
+ * (NULL: any), -1 if there are not that many. */
+static inline int64_t simtest_nth(const struct sim_result *r, const char *kind, const char *part, int n)
+{
+    for (size_t i = 0; i < r->ntrace; i++)
+        if (simtest_is_with(&r->trace[i], kind, part) && n-- == 0)
+            return r->trace[i].t_us;
+    return -1;
+}
+
+/* Records of kind whose detail contains part. */
+static inline int simtest_count(const struct sim_result *r, const char *kind, const char *part)
+{
+    int n = 0;
+    for (size_t i = 0; i < r->ntrace; i++)
+        n += simtest_is_with(&r->trace[i], kind, part);
+    return n;
+}
+
+/* Fails unless the run starts (of handler h, -1: any) are exactly want[0..n). */
+static inline void simtest_expect_starts(const struct sim_result *r, int32_t h, const int64_t *want, int n)
+{
+    int k = 0;
+    for (size_t i = 0; i < r->ntrace; i++) {
+        const struct trace_rec *t = &r->trace[i];
+        if (!simtest_is(t, "start") || (h >= 0 && t->handler != h))
+            continue;
+        if (k >= n)
+            fail_msg("more than %d starts: start %d at %lld us", n, k, (long long)t->t_us);
+        if (t->t_us != want[k])
+            fail_msg("start %d: got %lld us, want %lld us", k, (long long)t->t_us, (long long)want[k]);
+        k++;
+    }
+    if (k != n)
+        fail_msg("starts: got %d, want %d", k, n);
+}
+
+/* Fails unless metric name (whole scenario) is want. */
+static inline void simtest_expect_metric(const struct sim_result *r, const char *name, double want)
+{
+    double v = -12345;
+    assert_int_equal(metric_get(&r->ck, -1, name, &v), 0);
+    if (v != want)
+        fail_msg("%s: got %.0f, want %.0f", name, v, want);
+}
+
 /* A whole-scenario metric (tmpl -1) or one handler template's. */
 static inline double simtest_metric(const struct sim_result *r, int tmpl, const char *name)
 {

@@ -1264,6 +1264,32 @@ static void test_use_and(void **state)
     assert_int_equal(cal_cron_use_and(&c), -1);
 }
 
+/* A seconds field (CAL_CRON_SECONDS): six fields, seconds first; each
+ * minute the other fields give fires at each of its seconds, in order, and
+ * prev walks them back.  Five fields are an error with the flag, six
+ * without it; a macro fires at second 0. */
+static void test_seconds(void **state)
+{
+    (void)state;
+    static const char *const every2[] = {"2025-01-01T00:00:02Z", "2025-01-01T00:00:04Z", "2025-01-01T00:00:06Z"};
+    expect_seq("*/2 * * * * *", CAL_CRON_SECONDS, "UTC", "2025-01-01T00:00:00Z", every2, 3);
+    static const char *const edge[] = {"2025-01-01T09:00:10Z", "2025-01-01T09:00:50Z", "2025-01-02T09:00:10Z"};
+    expect_seq("10,50 0 9 * * *", CAL_CRON_SECONDS, "UTC", "2025-01-01T08:59:59Z", edge, 3);
+    static const char *const berlin[] = {"2025-03-30T01:00:30Z", "2025-03-31T00:30:30Z"};
+    expect_seq("30 30 2 * * *", CAL_CRON_SECONDS, "Europe/Berlin", "2025-03-29T12:00:00Z", berlin, 2);
+    struct cal_cron c = cron("@hourly", CAL_CRON_SECONDS);
+    EXPECT_T(cal_cron_next(&c, zone("UTC"), at("2025-01-01T00:00:00Z")), at("2025-01-01T01:00:00Z"), "@hourly");
+    char err[CAL_ERR_SIZE];
+    int col = 0;
+    assert_int_equal(cal_cron_parse("* * * * *", CAL_CRON_SECONDS, &c, err, sizeof err, &col), -1);
+    assert_non_null(strstr(err, "expected 6"));
+    assert_int_equal(cal_cron_parse("*/1 * * * * *", 0, &c, err, sizeof err, &col), -1);
+    assert_non_null(strstr(err, "extra field"));
+    assert_int_equal(cal_cron_parse("60 * * * * *", CAL_CRON_SECONDS, &c, err, sizeof err, &col), -1);
+    assert_non_null(strstr(err, "cron field 'second'"));
+    assert_int_equal(col, 1);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1290,6 +1316,7 @@ int main(void)
         cmocka_unit_test(test_tod),
         cmocka_unit_test(test_window),
         cmocka_unit_test(test_use_and),
+        cmocka_unit_test(test_seconds),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     cal_zone_cache_free();

@@ -164,7 +164,7 @@ static void expect_metric(const struct checker_result *r, int tmpl, const char *
         print_error("metric '%s' (tmpl %d) not available\n", name, tmpl);
         _fail(file, line);
     }
-    if (fabs(got - want) > 1e-9 * fmax(1.0, fabs(want))) {
+    if (isinf(want) ? got != want : fabs(got - want) > 1e-9 * fmax(1.0, fabs(want))) {
         print_error("metric '%s' (tmpl %d): got %.6f, want %.6f\n", name, tmpl, got, want);
         _fail(file, line);
     }
@@ -208,6 +208,44 @@ static void test_latency(void **state)
         EXPECT(r, t, "latency.mean", 101);
     }
     assert_int_equal(r->total.latency.count, 100);
+    fx_free(f);
+}
+
+/* Items never processed are in the latency distribution, censored at the
+ * end (+infinity): a policy cannot look fast by losing its slowest work. */
+static void test_latency_censored(void **state)
+{
+    (void)state;
+    struct fx *f = fx_new(US_PER_S);
+    uint16_t w = fx_wf(f, "w", 1);
+    fx_consumer(f, w, "c");
+    struct checker *c = fx_start(f, PROMISE_NONE);
+    /* Ten items; 0..6 committed with latencies 10, 20, ..., 70; 7 dropped;
+     * 8 taken by a run that crashed; 9 never taken (stranded). */
+    for (uint64_t i = 0; i < 10; i++)
+        pub(f, 0, 0);
+    for (uint64_t i = 0; i < 7; i++)
+        start1(f, i + 1, 0, (int64_t)i, 5);
+    for (uint64_t i = 0; i < 7; i++)
+        end(f, i + 1, OUT_COMMITTED, 10 * ((int64_t)i + 1));
+    checker_drop(c, 7, DROP_EVICTED, 100);
+    start1(f, 8, 0, 8, 110);
+    end(f, 8, OUT_CRASHED, 120);
+    const struct checker_result *r = fx_finish(f, 1000);
+    for (int t = -1; t <= 0; t++) {
+        EXPECT(r, t, "processed", 7);
+        EXPECT(r, t, "lost", 3);
+        /* 10, 20, ..., 70, inf, inf, inf: p50 = 5th = 50; p90 = 9th:
+         * censored; the maximum and the mean too */
+        EXPECT(r, t, "latency.p50", 50);
+        EXPECT(r, t, "latency.p90", INFINITY);
+        EXPECT(r, t, "latency.p99", INFINITY);
+        EXPECT(r, t, "latency.max", INFINITY);
+        EXPECT(r, t, "latency.mean", INFINITY);
+    }
+    assert_int_equal(r->total.latency.count, 7);
+    assert_int_equal(r->total.latency.censored, 3);
+    assert_int_equal(r->per_tmpl[0].latency.censored, 3);
     fx_free(f);
 }
 
@@ -349,7 +387,7 @@ static void test_schedule_every(void **state)
      *   due 200: served by 200  lateness   0, coalesced (run 200 served 100)
      *   due 300: served by 410  lateness 110, missed (410 >= 400)
      *   due 400: served by 410  lateness  10, coalesced
-     *   due 500: no run at or after it: missed, no lateness sample
+     *   due 500: no run at or after it: missed, lateness censored (+inf)
      * The run at 420 serves nothing (the first run >= 400 is 410). */
     int64_t starts[] = {2, 200, 410, 420};
     int64_t dues[] = {0, 200, 400, -1};
@@ -368,27 +406,32 @@ static void test_schedule_every(void **state)
     EXPECT(r, 0, "dues", 6);
     EXPECT(r, 0, "missed", 3);
     EXPECT(r, 0, "coalesced", 2);
-    /* samples 0, 2, 10, 100, 110: p50 = 3rd = 10; p99 = 5th = 110;
-     * mean 222 / 5 = 44.4 */
+    /* samples 0, 2, 10, 100, 110 and due 500 censored: p50 = 3rd of 6 =
+     * 10; p99 = 6th, censored: infinite; so are the maximum and the mean */
     EXPECT(r, 0, "lateness.p50", 10);
-    EXPECT(r, 0, "lateness.p99", 110);
-    EXPECT(r, 0, "lateness.max", 110);
-    EXPECT(r, 0, "lateness.mean", 44.4);
+    EXPECT(r, 0, "lateness.p99", INFINITY);
+    EXPECT(r, 0, "lateness.max", INFINITY);
+    EXPECT(r, 0, "lateness.mean", INFINITY);
     EXPECT(r, 0, "runs", 4);
     EXPECT(r, 1, "dues", 2);
     EXPECT(r, 1, "missed", 1);
     EXPECT(r, 1, "coalesced", 0);
-    EXPECT(r, 1, "lateness.max", 50);
-    EXPECT(r, 1, "lateness.mean", 50);
-    /* total: samples 0, 2, 10, 50, 100, 110: p50 = 3rd = 10; p99 = 6th =
-     * 110; mean 272 / 6 */
+    /* 50, and instance 1's due never served */
+    EXPECT(r, 1, "lateness.p50", 50);
+    EXPECT(r, 1, "lateness.max", INFINITY);
+    EXPECT(r, 1, "lateness.mean", INFINITY);
+    /* total: samples 0, 2, 10, 50, 100, 110 and 2 censored: p50 = 4th of
+     * 8 = 50; p99 = 8th: infinite */
     EXPECT(r, -1, "dues", 8);
     EXPECT(r, -1, "missed", 4);
     EXPECT(r, -1, "coalesced", 2);
-    EXPECT(r, -1, "lateness.p50", 10);
-    EXPECT(r, -1, "lateness.p99", 110);
-    EXPECT(r, -1, "lateness.mean", 272.0 / 6.0);
+    EXPECT(r, -1, "lateness.p50", 50);
+    EXPECT(r, -1, "lateness.p99", INFINITY);
+    EXPECT(r, -1, "lateness.mean", INFINITY);
     assert_int_equal(r->total.lateness.count, 6);
+    assert_int_equal(r->total.lateness.censored, 2);
+    assert_int_equal(r->per_tmpl[0].lateness.censored, 1);
+    assert_int_equal(r->per_tmpl[1].lateness.censored, 1);
     fx_free(f);
 }
 
@@ -415,7 +458,7 @@ static void test_schedule_cron(void **state)
      *   Mon: run at 3d9h + 1 s: lateness 1 s
      *   Tue: run Wed 10:00 (5d10h): lateness 25 h; period 24 h: missed
      *   Wed: the same run: lateness 1 h, coalesced
-     *   Thu: no run after it: missed */
+     *   Thu: no run after it: missed, lateness censored */
     int64_t starts[] = {D + 10 * H, 3 * D + 9 * H + US_PER_S, 5 * D + 10 * H};
     for (int i = 0; i < 3; i++) {
         start(f, (uint64_t)i + 1, 0, -1, NULL, 0, starts[i]);
@@ -425,9 +468,14 @@ static void test_schedule_cron(void **state)
     EXPECT(r, 0, "dues", 5);
     EXPECT(r, 0, "missed", 2);
     EXPECT(r, 0, "coalesced", 1);
-    EXPECT(r, 0, "lateness.max", 25 * H);
-    /* mean (25 h + 1 s + 25 h + 1 h) / 4 */
-    EXPECT(r, 0, "lateness.mean", (double)(51 * H + US_PER_S) / 4.0);
+    /* 1 s, 1 h, 25 h, 25 h and Thursday's censored: the maximum and the
+     * mean are infinite; the four finite samples sum to 51 h + 1 s */
+    EXPECT(r, 0, "lateness.max", INFINITY);
+    EXPECT(r, 0, "lateness.mean", INFINITY);
+    assert_int_equal(r->per_tmpl[0].lateness.count, 4);
+    assert_int_equal(r->per_tmpl[0].lateness.max_us, 25 * H);
+    assert_true(r->per_tmpl[0].lateness.sum_us == (double)(51 * H + US_PER_S));
+    assert_int_equal(r->per_tmpl[0].lateness.censored, 1);
     fx_free(f);
     cal_zone_cache_free();
 }
@@ -739,10 +787,13 @@ static void test_crash_stuck(void **state)
     EXPECT(r, -1, "recovery_ok", 0);
     EXPECT(r, -1, "stranded", 1);
     /* p: dues 0..9000 (10); due 0 served at 200 (on time); the rest have no
-     * run after them: missed 9. */
+     * run after them: missed 9, and 9 censored lateness samples. */
     EXPECT(r, 2, "dues", 10);
     EXPECT(r, 2, "missed", 9);
-    EXPECT(r, 2, "lateness.max", 200);
+    EXPECT(r, 2, "lateness.max", INFINITY);
+    assert_int_equal(r->per_tmpl[2].lateness.count, 1);
+    assert_int_equal(r->per_tmpl[2].lateness.max_us, 200);
+    assert_int_equal(r->per_tmpl[2].lateness.censored, 9);
     EXPECT(r, 1, "busy_loops", 1);               /* c2's first run had no input */
     fx_free(f);
 }
@@ -901,6 +952,8 @@ static void test_empty(void **state)
             want = 1;
         else if (!strcmp(n, "dues") || !strcmp(n, "missed"))
             want = 9;
+        else if (!strncmp(n, "lateness.", 9))
+            want = INFINITY;               /* nine dues, none served: all censored */
         EXPECT(r, -1, n, want);
     }
     EXPECT(r, 1, "dues", 9);
@@ -1260,6 +1313,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_latency),
+        cmocka_unit_test(test_latency_censored),
         cmocka_unit_test(test_latency_origin),
         cmocka_unit_test(test_duplicates_double_effects),
         cmocka_unit_test(test_dropped_stranded),

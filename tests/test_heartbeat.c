@@ -511,6 +511,16 @@ static void test_delivery_offsets(void **state)
     const int64_t want_ok2[] = {HR(3) + MIN(3)};
     expect_times(&r, "deliver", 0, "delivered", want_ok2, 1);
     sim_result_free(&r);
+
+    /* With max_retries=2 the third failure (at the second start-up) moves
+     * the entry to failed/: no fourth attempt, never delivered. */
+    static const char *const st2[] = {"delivery_retry=startup", "max_retries=2", NULL};
+    run_hb(text, st2, &r);
+    expect_times(&r, "deliver", 0, "failed", want_f2, 3);
+    expect_times(&r, "deliver", 0, "delivered", NULL, 0);
+    assert_true(m(&r, "deliveries") == 0);
+    assert_true(m(&r, "undelivered") == 1);
+    sim_result_free(&r);
 }
 
 /* Every attempt fails: after 5 retries (6 attempts: 0, +5 s, +25 s, +2 m,

@@ -298,6 +298,41 @@ static void test_empty(void **state)
     hist_free(&h);                     /* freeing twice is harmless */
 }
 
+/* Censored samples (work never done) rank above every finite one: a
+ * quantile whose rank falls among them is HIST_CENSORED, and so are the
+ * maximum and the mean once there is one; they survive a merge. */
+static void test_censored(void **state)
+{
+    (void)state;
+    struct hist h, m;
+    hist_init(&h);
+    hist_init(&m);
+    for (int64_t v = 1; v <= 7; v++)
+        hist_add(&h, 10 * v);                  /* 10, 20, ..., 70 */
+    hist_add_censored(&h, 3);                  /* and three never served */
+    assert_int_equal(h.count, 7);
+    assert_int_equal(h.censored, 3);
+    assert_int_equal(hist_quantile(&h, 0.0), 10);
+    assert_int_equal(hist_quantile(&h, 0.5), 50);      /* rank 5 of 10 */
+    assert_int_equal(hist_quantile(&h, 0.7), 70);      /* rank 7: the last finite one */
+    assert_int_equal(hist_quantile(&h, 0.71), HIST_CENSORED);
+    assert_int_equal(hist_quantile(&h, 0.9), HIST_CENSORED);
+    assert_int_equal(hist_quantile(&h, 1.0), HIST_CENSORED);
+    assert_true(isinf(hist_mean(&h)) && hist_mean(&h) > 0);
+    /* Only censored samples: every quantile is censored. */
+    hist_add_censored(&m, 2);
+    assert_int_equal(hist_quantile(&m, 0.0), HIST_CENSORED);
+    assert_int_equal(hist_quantile(&m, 0.5), HIST_CENSORED);
+    assert_true(isinf(hist_mean(&m)));
+    hist_merge(&m, &h);
+    assert_int_equal(m.count, 7);
+    assert_int_equal(m.censored, 5);
+    assert_int_equal(hist_quantile(&m, 0.5), 60);      /* rank 6 of 12 */
+    assert_int_equal(hist_quantile(&m, 0.6), HIST_CENSORED);
+    hist_free(&h);
+    hist_free(&m);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -311,6 +346,7 @@ int main(void)
         cmocka_unit_test(test_huge),
         cmocka_unit_test(test_merge),
         cmocka_unit_test(test_empty),
+        cmocka_unit_test(test_censored),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

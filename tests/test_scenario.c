@@ -24,6 +24,7 @@
 #include <cmocka.h>
 
 #include <dirent.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -415,6 +416,46 @@ static void test_inline_forms(void **state)
 }
 
 /* --- (b) bad files -------------------------------------------------------------------- */
+
+/* Aggregates over seeds and 'inf' in expect lines. */
+static void test_expect_aggregates(void **state)
+{
+    (void)state;
+    struct scenario *s;
+    struct diag d;
+    const char *text = "horizon 1d\n"
+                       "workflow w\n"
+                       "  producer p every 1h runs 1s publish t\n"
+                       "  consumer c subscribe t fifo runs 1s\n"
+                       "expect poll mean(latency.p50) < 5m\n"
+                       "expect * p95(lateness.max) for w.p < inf\n"
+                       "expect oracle max(recovery_ok) == true\n"
+                       "expect oracle mean(recovery_ok) >= 0.9\n"
+                       "expect oracle latency.max == \xe2\x88\x9e\n"
+                       "expect oracle min(lost) == 0\n";
+    if (parse_text(text, &s, &d) != 0) {
+        print_error("%s:%d:%d: %s\n", d.file, d.line, d.col, d.msg);
+        fail();
+    }
+    assert_int_equal(s->nexpects, 6);
+    assert_int_equal(s->expects[0].agg, EXPECT_MEAN);
+    assert_string_equal(s->expects[0].metric, "latency.p50");
+    assert_true(s->expects[0].value == 5.0 * US_PER_MIN);
+    assert_int_equal(s->expects[1].agg, EXPECT_PCT);
+    assert_int_equal(s->expects[1].agg_pct, 95);
+    assert_string_equal(s->expects[1].metric, "lateness.max");
+    assert_int_equal(s->expects[1].handler, 0);
+    assert_true(isinf(s->expects[1].value) && s->expects[1].value > 0);
+    assert_int_equal(s->expects[2].agg, EXPECT_MAX);
+    assert_true(s->expects[2].value == 1.0);
+    assert_int_equal(s->expects[3].agg, EXPECT_MEAN);
+    assert_true(s->expects[3].value == 0.9);
+    assert_int_equal(s->expects[4].agg, EXPECT_EACH);
+    assert_true(isinf(s->expects[4].value));
+    assert_int_equal(s->expects[5].agg, EXPECT_MIN);
+    assert_string_equal(s->expects[5].text, "expect oracle min(lost) == 0");
+    scenario_free(s);
+}
 
 static void test_bad_files(void **state)
 {
@@ -984,6 +1025,7 @@ int main(void)
         cmocka_unit_test(test_good_mail),
         cmocka_unit_test(test_good_defaults),
         cmocka_unit_test(test_inline_forms),
+        cmocka_unit_test(test_expect_aggregates),
         cmocka_unit_test(test_bad_files),
         cmocka_unit_test(test_durations),
         cmocka_unit_test(test_refs_none),

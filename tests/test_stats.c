@@ -461,6 +461,52 @@ static void test_cells(void **state)
     assert_string_equal(got, "-1.50s ± 0");
     fmt_estimate(metric_find("lost"), 1, NAN, NAN, 1, got, sizeof got);
     assert_string_equal(got, "+1");
+    /* Censored seeds: the mean is infinite. */
+    cell("latency.p99", (const double[]){INFINITY, INFINITY}, 2, 0, "\xe2\x88\x9e");
+    cell("latency.p99", (const double[]){1e6, INFINITY, 2e6, INFINITY, 3e6}, 5, 0, "\xe2\x88\x9e (2 of 5 seeds)");
+    cell("latency.p99", (const double[]){INFINITY}, 1, 0, "\xe2\x88\x9e");
+}
+
+/* The paired test: the t interval of the per-seed differences, or the
+ * sign test when a seed is censored on one side only. */
+static void test_paired(void **state)
+{
+    (void)state;
+    size_t np;
+    /* Identical values: nothing to tell apart. */
+    const double a[] = {1, 2, 3, 4, 5};
+    assert_int_equal(stats_paired_test(a, a, 5, &np), 0);
+    assert_int_equal(np, 5);
+    /* The same difference in every seed (a deterministic metric): significant. */
+    const double b[] = {11, 12, 13, 14, 15};
+    assert_int_equal(stats_paired_test(a, b, 5, NULL), -1);
+    assert_int_equal(stats_paired_test(b, a, 5, NULL), 1);
+    /* Noisy differences around zero: not significant; a large consistent
+     * one: significant (t = 4 / (1.58 / sqrt 5) = 5.7 > 2.78). */
+    const double c[] = {2, 1, 4, 3, 6}, d[] = {4, 5, 7, 9, 9};
+    assert_int_equal(stats_paired_test(a, c, 5, NULL), 0);
+    assert_int_equal(stats_paired_test(a, d, 5, NULL), -1);
+    /* One seed: never significant; NaN seeds are skipped. */
+    assert_int_equal(stats_paired_test(a, b, 1, &np), 0);
+    const double e[] = {NAN, NAN, NAN, NAN, 20};
+    assert_int_equal(stats_paired_test(a, e, 5, &np), 0);
+    assert_int_equal(np, 1);
+    /* A rare count: 0 in every seed against one loss in five: not
+     * significant. */
+    const double z[] = {0, 0, 0, 0, 0}, one[] = {0, 0, 0, 1, 0};
+    assert_int_equal(stats_paired_test(z, one, 5, NULL), 0);
+    /* Censored on one side: the sign test.  Five of five seeds worse is
+     * p = 2 / 32 = 0.0625: not significant; six of six is 0.031: it is. */
+    const double f[] = {1, 2, 3, 4, 5, 6}, inf6[] = {INFINITY, INFINITY, INFINITY, INFINITY, INFINITY, INFINITY};
+    assert_int_equal(stats_paired_test(f, inf6, 5, NULL), 0);
+    assert_int_equal(stats_paired_test(f, inf6, 6, NULL), -1);
+    assert_int_equal(stats_paired_test(inf6, f, 6, NULL), 1);
+    /* Censored on both sides: equal. */
+    assert_int_equal(stats_paired_test(inf6, inf6, 6, NULL), 0);
+    assert_true(fabs(stats_sign_test_p(0, 5) - 0.0625) < 1e-12);
+    assert_true(fabs(stats_sign_test_p(1, 10) - 22.0 / 1024) < 1e-12);
+    assert_true(stats_sign_test_p(0, 0) == 1);
+    assert_true(stats_sign_test_p(3, 6) == 1);
 }
 
 int main(void)
@@ -477,6 +523,7 @@ int main(void)
         cmocka_unit_test(test_interval_rules),
         cmocka_unit_test(test_count_coverage),
         cmocka_unit_test(test_cells),
+        cmocka_unit_test(test_paired),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -326,11 +326,11 @@ static struct fx *fx_new(uint16_t nwfs, const uint16_t *nh, unsigned samples)
     s->expects = xcalloc(3, sizeof *s->expects);
     static char *star[] = { "*", NULL };
     static char *wakeat[] = { "wakeat", NULL };
-    s->expects[0] = (struct expect_def){ star, fx_str(f, "lost"), -1, -1, OP_EQ, 0, fx_str(f, "expect * lost == 0"), 10 };
+    s->expects[0] = (struct expect_def){ star, fx_str(f, "lost"), -1, -1, OP_EQ, 0, fx_str(f, "expect * lost == 0"), 10, EXPECT_EACH, 0 };
     s->expects[1] = (struct expect_def){ wakeat, fx_str(f, "latency.p99"), 0, 1, OP_LT, 600e6,
-                                         fx_str(f, "expect wakeat latency.p99 for w0.h1 < 10m"), 11 };
+                                         fx_str(f, "expect wakeat latency.p99 for w0.h1 < 10m"), 11, EXPECT_EACH, 0 };
     s->expects[2] = (struct expect_def){ star, fx_str(f, "recovery_time"), -1, -1, OP_LE, 3600e6,
-                                         fx_str(f, "expect * recovery_time <= 1h"), 12 };
+                                         fx_str(f, "expect * recovery_time <= 1h"), 12, EXPECT_EACH, 0 };
     f->eo[0] = (struct expect_outcome){ &s->expects[0], 3, 0 };
     f->eo[1] = (struct expect_outcome){ &s->expects[1], 123456, 1 };
     f->eo[2] = (struct expect_outcome){ &s->expects[2], NAN, 0 };

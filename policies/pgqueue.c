@@ -1,0 +1,612 @@
+/* pgqueue.c: a Postgres job queue (FOR UPDATE SKIP LOCKED) with a worker
+ * pool, a stuck-job sweep, retry curves, polling or LISTEN/NOTIFY, and a
+ * cron plugin, in four flavours that carry the defaults of pg-boss,
+ * graphile-worker, River and Oban.  docs/policy-pgqueue.md has the rules,
+ * the flavours' defaults and their sources; this comment is the map.
+ *
+ * Mapping.  Every item is a job row for its consumer; every fire of a
+ * producer's schedule is a job the flavour's cron plugin inserts; a job's
+ * run serves its item or fire.  The host runs the workers and the leader's
+ * loops; the database outlives it (`crash server` is the database; `crash
+ * worker K` one worker; items published while the host was down are rows
+ * at the restart).
+ *
+ * A worker fetches the oldest available row (run_at <= now), marks it
+ * executing (attempt + 1, attempted_at = now) and runs it; when the run
+ * ends the row is completed, or retried after the flavour's curve, or
+ * discarded once max_attempts are used.  A worker that is done fetches
+ * again at once; an idle one waits for a NOTIFY of a new row (notify on)
+ * or its next poll (every poll_interval); rows that become available by
+ * time (retries) are found by the poll.  The sweep (every sweep_interval)
+ * treats an executing row attempted longer ago than rescue_after as
+ * abandoned, whether or not it still runs: pg-boss fails the attempt
+ * (retried), graphile-worker clears the lock, River makes it retryable,
+ * Oban makes it available (discarded when its attempts are used up).  A
+ * job_timeout ends an attempt early: pg-boss abandons it (the handler runs
+ * on, the job is failed and retried at once), River cancels it.  The cron
+ * plugin inserts the job of a fire at its check (every cron_interval; River
+ * exactly at the fire); fires missed while it could not check are not
+ * backfilled (pg-boss sends the latest one).
+ *
+ * Key invariant: a row is available (PENDING at run_at), executing
+ * (RUNNING, available_us = SIM_NEVER: only the sweep or its run's end
+ * moves it), or finished; a BUSY worker's run is active.
+ *
+ * Durable: the rows (attempt, attempted_at), the cron plugin's progress,
+ * the items already inserted.  Volatile: the workers and the loops. */
+#include <math.h>
+#include <stdlib.h>
+
+#include "sim/jobs.h"
+#include "sim/policy_api.h"
+#include "sim/rng.h"
+#include "sim/util.h"
+
+enum { T_POLL = 1, T_SWEEP, T_CRON, T_TIMEOUT, T_CRONAT };
+enum { FL_PGBOSS, FL_GRAPHILE, FL_RIVER, FL_OBAN };
+enum { NOTIFY_FLAVOUR, NOTIFY_ON, NOTIFY_OFF };
+enum { RC_FLAVOUR, RC_FIXED, RC_GRAPHILE, RC_RIVER, RC_OBAN };
+enum { W_IDLE, W_BUSY, W_DOWN };
+
+#define NONE UINT64_MAX
+
+/* The flavours' defaults (docs/policy-pgqueue.md gives each its source). */
+struct flavour {
+    uint32_t workers;
+    int64_t poll_us, rescue_us, sweep_us, timeout_us, cron_us;
+    int notify, curve;
+    uint32_t max_attempts;
+};
+#define TIMEOUT_NONE (-1)
+#define TIMEOUT_EXPIRE (-2) /* pg-boss: the expiry itself */
+static const struct flavour flavours[] = {
+    [FL_PGBOSS] = {1, 2 * US_PER_S, 15 * US_PER_MIN, 60 * US_PER_S, TIMEOUT_EXPIRE, 30 * US_PER_S, 0, RC_FIXED, 3},
+    /* graphile's sweep runs every uniform(8, 10) min: here its mean */
+    [FL_GRAPHILE] = {1, 2 * US_PER_S, 4 * US_PER_H, 9 * US_PER_MIN, TIMEOUT_NONE, US_PER_MIN, 1, RC_GRAPHILE, 25},
+    [FL_RIVER] = {100, US_PER_S, US_PER_H, 30 * US_PER_S, US_PER_MIN, 0, 1, RC_RIVER, 25},
+    [FL_OBAN] = {10, US_PER_S, 60 * US_PER_MIN, US_PER_MIN, TIMEOUT_NONE, US_PER_MIN, 1, RC_OBAN, 20},
+};
+
+struct pq_row {                    /* side data of job row i */
+    int64_t attempted_us;          /* attempted_at, -1 never */
+    uint64_t exec_pos;             /* executing: its index in exec + 1; 0 otherwise */
+};
+
+struct pq_durable {
+    int init;
+    struct jobtab rows;            /* available_us = run_at while available */
+    struct pq_row *rx;
+    size_t rx_cap;
+    uint64_t *exec;                /* executing rows, for the sweep */
+    size_t nexec, exec_cap;
+    int64_t *cron_last;            /* [nh] producers: the last fire inserted (or passed), -1 none */
+    uint64_t seen;                 /* items 0..seen-1 are rows already */
+};
+
+struct worker {
+    uint8_t state;
+    uint64_t run, row;
+    sim_timer timeout;
+};
+
+struct policy {
+    struct sim *sim;
+    struct pq_durable *d;
+    const struct sim_topo *t;
+
+    int flavour, notify, curve;
+    uint32_t nworkers, max_attempts;
+    int64_t poll_us, rescue_us, sweep_us, timeout_us, retry_delay_us, cron_us;
+
+    struct worker *w;
+    uint32_t nidle;
+    int poll_tick, sweep_tick, cron_tick;
+    int *cron_alarm;               /* [nh] River: each periodic job's exact time */
+    int server_down, stopping;
+};
+
+static const struct param_def pq_params[] = {
+    {"flavour", PARAM_ENUM, "pgboss", "pgboss|graphile|river|oban", 0, 0,
+     "timgit/pg-boss, graphile/worker, riverqueue/river, oban-bg/oban (their docs and defaults)",
+     "whose defaults every 0 / flavour parameter below takes"},
+    {"workers", PARAM_INT, "0", NULL, 0, 100000,
+     "pg-boss localConcurrency 1; graphile concurrentJobs 1; River MaxWorkers (docs example 100); Oban queue "
+     "limit (docs example 10)",
+     "jobs run at once; 0: the flavour's"},
+    {"poll_interval", PARAM_DURATION, "0", NULL, 0, US_PER_DAY,
+     "pg-boss pollingIntervalSeconds 2; graphile pollInterval 2000 ms; River FetchPollInterval 1 s; Oban Stager "
+     "interval 1 s",
+     "how often an idle worker looks for available rows; 0: the flavour's"},
+    {"notify", PARAM_ENUM, "flavour", "flavour|on|off", 0, 0,
+     "pg-boss useListenNotify false; graphile LISTEN jobs:insert; River LISTEN/NOTIFY; Oban notifier",
+     "on: an insert wakes idle workers at once (LISTEN/NOTIFY); off: only polls find rows"},
+    {"rescue_after", PARAM_DURATION, "0", NULL, 0, 3660 * US_PER_DAY,
+     "pg-boss expireInSeconds 900; graphile lock expiry 4 h; River RescueStuckJobsAfter 1 h (JobTimeout + 1 h "
+     "above it); Oban Lifeline rescue_after 60 min",
+     "an executing row attempted longer ago is treated as abandoned by the sweep; 0: the flavour's"},
+    {"sweep_interval", PARAM_DURATION, "0", NULL, 0, US_PER_DAY,
+     "pg-boss monitorIntervalSeconds 60; graphile resetLocked every 8-10 min; River rescuer 30 s; Oban Lifeline "
+     "interval 1 min",
+     "period of the stuck-job sweep; 0: the flavour's"},
+    {"job_timeout_seconds", PARAM_INT, "0", NULL, -1, 1000000000,
+     "pg-boss expireInSeconds (the handler is abandoned, the job failed); River JobTimeout 1 min (the job's "
+     "context is cancelled; -1 never); graphile and Oban: none",
+     "an attempt longer than this ends (pgboss: abandoned, still running; river: cancelled) and is retried; "
+     "0: the flavour's, -1: never"},
+    {"retry_curve", PARAM_ENUM, "flavour", "flavour|fixed|graphile|river|oban", 0, 0,
+     "pg-boss retryDelay (fixed); graphile exp(min(attempts, 10)) s; River attempt^4 s +-10 %; Oban 15 + 2^attempt "
+     "s + 0-10 %",
+     "the delay before retry n; fixed: retry_delay"},
+    {"retry_delay", PARAM_DURATION, "0", NULL, 0, 30 * US_PER_DAY, "pg-boss retryDelay (default 0)",
+     "the delay of the fixed curve"},
+    {"max_attempts", PARAM_INT, "0", NULL, 0, 1000000,
+     "pg-boss retryLimit 2 (3 attempts); graphile max_attempts 25; River MaxAttempts 25; Oban max_attempts 20",
+     "attempts after which a failed job is discarded; 0: the flavour's"},
+    {"cron_interval", PARAM_DURATION, "0", NULL, 0, US_PER_DAY,
+     "pg-boss cronMonitorIntervalSeconds 30; graphile and Oban cron each minute; River periodic jobs at their time",
+     "how often the cron plugin checks schedules (a fire becomes a job at the first check after it); 0: the "
+     "flavour's (River: exactly at the fire)"},
+};
+
+static int is_consumer(const struct policy *p, uint32_t h) { return p->t->h_kind[h] == H_CONSUMER; }
+
+/* --- rows ------------------------------------------------------------------------- */
+
+static uint64_t row_new(struct policy *p, uint32_t h, int64_t due, uint64_t item, int64_t run_at)
+{
+    struct pq_durable *d = p->d;
+    struct job j = {.handler = h, .status = JOB_PENDING, .available_us = run_at, .due_us = due, .item = item};
+    uint64_t id = jobs_add(&d->rows, &j);
+    d->rx = sim_dgrow(p->sim, d->rx, sizeof *d->rx, &d->rx_cap, id + 1);
+    d->rx[id] = (struct pq_row){.attempted_us = -1};
+    return id;
+}
+
+static void exec_add(struct policy *p, uint64_t id)
+{
+    struct pq_durable *d = p->d;
+    d->exec = sim_dgrow(p->sim, d->exec, sizeof *d->exec, &d->exec_cap, d->nexec + 1);
+    d->exec[d->nexec++] = id;
+    d->rx[id].exec_pos = d->nexec;
+}
+
+static void exec_del(struct policy *p, uint64_t id)
+{
+    struct pq_durable *d = p->d;
+    uint64_t pos = d->rx[id].exec_pos;
+    if (!pos)
+        return;
+    uint64_t last = d->exec[--d->nexec];
+    d->exec[pos - 1] = last;
+    d->rx[last].exec_pos = pos;
+    d->rx[id].exec_pos = 0;
+}
+
+/* The delay before retry n (n >= 1: attempts made). */
+static int64_t retry_delay(struct policy *p, uint32_t n)
+{
+    struct rng *r = sim_policy_rng(p->sim);
+    switch (p->curve) {
+    case RC_GRAPHILE:
+        return (int64_t)(exp(n < 10 ? (double)n : 10.0) * 1e6);
+    case RC_RIVER: { /* attempt^4 s, +-10 % */
+        double base = pow((double)n, 4.0) * 1e6;
+        return (int64_t)(base * (0.9 + 0.2 * (double)rng_below(r, 1000001) / 1e6));
+    }
+    case RC_OBAN: { /* 15 + 2^attempt s, + 0-10 % */
+        double base = (15.0 + ldexp(1.0, (int)(n < 20 ? n : 20))) * 1e6;
+        return (int64_t)(base * (1.0 + 0.1 * (double)rng_below(r, 1000001) / 1e6));
+    }
+    default:
+        return p->retry_delay_us;
+    }
+}
+
+/* An attempt of row id failed (its run failed, timed out, or the sweep
+ * gave it up): retry after the curve, or discard. */
+static void attempt_failed(struct policy *p, uint64_t id, int64_t now_us)
+{
+    struct job *j = jobs_get(&p->d->rows, id);
+    exec_del(p, id);
+    if (j->attempts >= p->max_attempts) {
+        jobs_update(&p->d->rows, id, JOB_FAILED, SIM_NEVER); /* discarded */
+        return;
+    }
+    jobs_update(&p->d->rows, id, JOB_PENDING, now_us + retry_delay(p, j->attempts));
+}
+
+/* --- workers ---------------------------------------------------------------------- */
+
+static void worker_set(struct policy *p, uint32_t k, uint8_t st)
+{
+    p->nidle -= p->w[k].state == W_IDLE;
+    p->w[k].state = st;
+    p->nidle += st == W_IDLE;
+}
+
+/* The fetch query's UPDATE and the job's start on worker k. */
+static void claim(struct policy *p, uint32_t k, uint64_t id, int64_t now_us)
+{
+    struct job *j = jobs_get(&p->d->rows, id);
+    j->attempts++;
+    struct run_req rq = RUN_REQ_INIT;
+    rq.handler = j->handler;
+    rq.due_us = j->due_us;
+    rq.worker = k + 1;
+    rq.tag = id;
+    rq.retry_of = j->run;
+    rq.reason = j->attempts > 1 ? REASON_RETRY : is_consumer(p, j->handler) ? REASON_EVENT : REASON_SCHEDULE;
+    uint64_t item = j->item;
+    if (item != UINT64_MAX) {
+        rq.offer = &item;
+        rq.noffer = 1;
+    }
+    p->d->rx[id].attempted_us = now_us;
+    jobs_update(&p->d->rows, id, JOB_RUNNING, SIM_NEVER);
+    exec_add(p, id);
+    uint64_t run = sim_run_start(p->sim, &rq);
+    jobs_get(&p->d->rows, id)->run = run;
+    struct worker *w = &p->w[k];
+    worker_set(p, k, W_BUSY);
+    w->run = run;
+    w->row = id;
+    if (p->timeout_us > 0)
+        w->timeout = sim_timer_at(p->sim, now_us + p->timeout_us, T_TIMEOUT, k);
+}
+
+/* Idle workers take available rows, lowest index first. */
+static void fetch(struct policy *p, int64_t now_us)
+{
+    if (p->server_down || p->stopping)
+        return;
+    for (uint32_t k = 0; k < p->nworkers && p->nidle > 0; k++) {
+        if (p->w[k].state != W_IDLE)
+            continue;
+        uint64_t id = jobs_next_due(&p->d->rows, now_us);
+        if (id == NONE)
+            break;
+        claim(p, k, id, now_us);
+    }
+}
+
+/* The poll loop is armed for the first row idle workers could take. */
+static void arm_poll(struct policy *p, int64_t now_us)
+{
+    int64_t at = SIM_NEVER;
+    if (p->nidle == 0 || p->server_down || jobs_peek(&p->d->rows, &at) == NONE)
+        at = SIM_NEVER;
+    sim_ticker_arm(p->sim, p->poll_tick, at);
+}
+
+/* The sweep is armed for the first executing row it would treat as
+ * abandoned. */
+static void arm_sweep(struct policy *p)
+{
+    int64_t at = SIM_NEVER;
+    for (size_t i = 0; i < p->d->nexec; i++) {
+        int64_t t = p->d->rx[p->d->exec[i]].attempted_us + p->rescue_us + 1;
+        if (t < at)
+            at = t;
+    }
+    sim_ticker_arm(p->sim, p->sweep_tick, p->server_down ? SIM_NEVER : at);
+}
+
+/* The stuck-job sweep (pg-boss monitor, graphile resetLocked, River rescuer,
+ * Oban Lifeline): O(executing rows). */
+static void sweep(struct policy *p, int64_t now_us)
+{
+    if (p->server_down || p->stopping)
+        return;
+    for (size_t i = 0; i < p->d->nexec;) {
+        uint64_t id = p->d->exec[i];
+        if (p->d->rx[id].attempted_us + p->rescue_us >= now_us) {
+            i++;
+            continue;
+        }
+        struct job *j = jobs_get(&p->d->rows, id);
+        sim_note(p->sim, j->handler, "stuck job rescued (attempt %u)", j->attempts);
+        if (p->flavour == FL_PGBOSS || p->flavour == FL_RIVER) {
+            attempt_failed(p, id, now_us); /* failed (pg-boss) / retryable (River), or discarded */
+        } else if (p->flavour == FL_OBAN && j->attempts >= p->max_attempts) {
+            exec_del(p, id);
+            jobs_update(&p->d->rows, id, JOB_FAILED, SIM_NEVER);
+        } else { /* graphile: the lock is cleared; Oban: available */
+            exec_del(p, id);
+            jobs_update(&p->d->rows, id, JOB_PENDING, now_us);
+        }
+    }
+}
+
+/* --- the cron plugin --------------------------------------------------------------- */
+
+static void cron_insert(struct policy *p, uint32_t h, int64_t fire, int64_t now_us)
+{
+    row_new(p, h, fire, UINT64_MAX, now_us);
+    p->d->cron_last[h] = fire;
+}
+
+/* A check at now: pg-boss sends the latest fire since the last one sent;
+ * the others insert the fires since their previous check (now - interval),
+ * and fires before it are gone (no backfill). */
+static void cron_check(struct policy *p, int64_t now_us)
+{
+    if (p->server_down || p->stopping)
+        return;
+    int64_t wake = SIM_NEVER;
+    for (uint32_t h = 0; h < p->t->nh; h++) {
+        if (is_consumer(p, h))
+            continue;
+        int64_t *last = &p->d->cron_last[h];
+        int64_t t, latest = -1;
+        while ((t = sim_sched_next(p->sim, h, *last, 0)) != SIM_NEVER && t <= now_us) {
+            if (p->flavour != FL_PGBOSS && t > now_us - p->cron_us)
+                cron_insert(p, h, t, now_us);
+            else
+                *last = t;
+            latest = t;
+        }
+        if (p->flavour == FL_PGBOSS && latest >= 0 && p->d->cron_last[h] == latest)
+            cron_insert(p, h, latest, now_us);
+        if (t < wake)
+            wake = t;
+    }
+    sim_ticker_arm(p->sim, p->cron_tick, wake);
+}
+
+/* River: a periodic job is inserted at its time; one missed while the
+ * leader was away is not. */
+static void cron_exact(struct policy *p, uint32_t h, int64_t now_us)
+{
+    int64_t *last = &p->d->cron_last[h];
+    int64_t t;
+    while ((t = sim_sched_next(p->sim, h, *last, 0)) != SIM_NEVER && t <= now_us) {
+        if (t == now_us)
+            cron_insert(p, h, t, now_us);
+        else
+            *last = t;
+    }
+    sim_alarm(p->sim, p->cron_alarm[h], t);
+}
+
+static void cron_run(struct policy *p, int64_t now_us)
+{
+    if (p->cron_us > 0) {
+        cron_check(p, now_us);
+        return;
+    }
+    if (p->server_down || p->stopping)
+        return;
+    for (uint32_t h = 0; h < p->t->nh; h++)
+        if (!is_consumer(p, h))
+            cron_exact(p, h, now_us);
+}
+
+/* Items published while the host was down are rows too. */
+static void insert_items(struct policy *p, int64_t now_us)
+{
+    uint64_t n = sim_item_count(p->sim);
+    for (uint64_t i = p->d->seen; i < n; i++) {
+        const struct sim_item *it = sim_item(p->sim, i);
+        if (it->state == ITEM_PENDING)
+            row_new(p, it->consumer, -1, i, now_us);
+    }
+    p->d->seen = n;
+}
+
+/* After every hook: idle workers take what they can (a NOTIFY, or a
+ * fetch after a job), then the loops are armed. */
+static void settle(struct policy *p, int64_t now_us, int notified)
+{
+    if (notified && p->notify)
+        fetch(p, now_us);
+    arm_poll(p, now_us);
+    arm_sweep(p);
+}
+
+/* --- hooks ------------------------------------------------------------------------ */
+
+static int64_t flavour_dur(const struct params *ps, const char *key, int64_t dflt)
+{
+    int64_t v = params_get(ps, key);
+    return v ? v : dflt;
+}
+
+static struct policy *pq_create(struct sim *sim, void *durable, const struct params *ps)
+{
+    struct policy *p = xcalloc(1, sizeof *p);
+    p->sim = sim;
+    p->d = durable;
+    p->t = sim_topo(sim);
+    p->flavour = (int)params_get(ps, "flavour");
+    const struct flavour *fl = &flavours[p->flavour];
+    int64_t workers = params_get(ps, "workers");
+    p->nworkers = workers ? (uint32_t)workers : fl->workers;
+    p->poll_us = flavour_dur(ps, "poll_interval", fl->poll_us);
+    int notify = (int)params_get(ps, "notify");
+    p->notify = notify == NOTIFY_FLAVOUR ? fl->notify : notify == NOTIFY_ON;
+    p->rescue_us = flavour_dur(ps, "rescue_after", fl->rescue_us);
+    p->sweep_us = flavour_dur(ps, "sweep_interval", fl->sweep_us);
+    int64_t to = params_get(ps, "job_timeout_seconds");
+    if (to == 0)
+        p->timeout_us = fl->timeout_us == TIMEOUT_EXPIRE ? p->rescue_us : fl->timeout_us;
+    else
+        p->timeout_us = to < 0 ? TIMEOUT_NONE : to * US_PER_S;
+    if (p->flavour == FL_RIVER && params_get(ps, "rescue_after") == 0 && p->timeout_us > US_PER_H)
+        p->rescue_us = p->timeout_us + US_PER_H; /* River: JobTimeout + 1 h when above 1 h */
+    int curve = (int)params_get(ps, "retry_curve");
+    p->curve = curve == RC_FLAVOUR ? fl->curve : curve;
+    p->retry_delay_us = params_get(ps, "retry_delay");
+    int64_t ma = params_get(ps, "max_attempts");
+    p->max_attempts = ma ? (uint32_t)ma : fl->max_attempts;
+    p->cron_us = flavour_dur(ps, "cron_interval", fl->cron_us);
+
+    p->w = xcalloc(p->nworkers, sizeof *p->w);
+    p->cron_alarm = xcalloc(p->t->nh + 1, sizeof *p->cron_alarm);
+    for (uint32_t h = 0; h < p->t->nh; h++)
+        p->cron_alarm[h] = is_consumer(p, h) ? -1 : sim_alarm_new(sim, T_CRONAT, h);
+    struct pq_durable *d = p->d;
+    if (!d->init) {
+        d->init = 1;
+        jobs_init(&d->rows, sim_durable_realloc, sim);
+        d->cron_last = sim_dalloc(sim, (p->t->nh + 1) * sizeof *d->cron_last);
+        for (uint32_t h = 0; h < p->t->nh; h++)
+            d->cron_last[h] = -1;
+    }
+    return p;
+}
+
+static void pq_destroy(struct policy *p)
+{
+    free(p->w);
+    free(p->cron_alarm);
+    free(p);
+}
+
+static void pq_start(struct policy *p, int restart, int64_t now_us)
+{
+    p->nidle = 0;
+    for (uint32_t k = 0; k < p->nworkers; k++) {
+        p->w[k] = (struct worker){.state = W_DOWN};
+        worker_set(p, k, W_IDLE);
+    }
+    p->poll_tick = sim_ticker_new(p->sim, p->poll_us, T_POLL);
+    p->sweep_tick = sim_ticker_new(p->sim, p->sweep_us, T_SWEEP);
+    if (p->cron_us > 0)
+        p->cron_tick = sim_ticker_new(p->sim, p->cron_us, T_CRON);
+    if (!restart) /* a fire at the very start is inserted at the first check */
+        for (uint32_t h = 0; h < p->t->nh; h++)
+            if (!is_consumer(p, h) && sim_sched_next(p->sim, h, 0, 1) == 0)
+                cron_insert(p, h, 0, now_us);
+    insert_items(p, now_us);
+    cron_run(p, now_us);
+    fetch(p, now_us); /* the workers' first fetch */
+    settle(p, now_us, 0);
+}
+
+static void pq_on_publish(struct policy *p, uint32_t h, uint64_t item, int64_t now_us)
+{
+    insert_items(p, now_us);
+    settle(p, now_us, 1);
+}
+
+static void pq_on_timer(struct policy *p, uint32_t tag, uint64_t arg, int64_t now_us)
+{
+    int notified = 0;
+    switch (tag) {
+    case T_POLL:
+        fetch(p, now_us);
+        break;
+    case T_SWEEP:
+        sweep(p, now_us);
+        notified = p->flavour == FL_OBAN; /* the Lifeline's rescued rows are staged and notified */
+        break;
+    case T_CRON:
+        cron_check(p, now_us);
+        notified = 1;
+        break;
+    case T_CRONAT:
+        if (!p->server_down && !p->stopping)
+            cron_exact(p, (uint32_t)arg, now_us);
+        notified = 1;
+        break;
+    case T_TIMEOUT: {
+        struct worker *w = &p->w[arg];
+        w->timeout = 0;
+        if (w->state != W_BUSY)
+            break;
+        uint64_t id = w->row;
+        if (p->flavour == FL_RIVER) { /* the context is cancelled: the job returns an error */
+            sim_run_cancel(p->sim, w->run);
+        } else { /* pg-boss: the handler is abandoned and runs on; the worker takes the next job */
+            sim_note(p->sim, jobs_get(&p->d->rows, id)->handler, "handler expired: abandoned");
+        }
+        w->run = 0;
+        worker_set(p, (uint32_t)arg, W_IDLE);
+        if (jobs_get(&p->d->rows, id)->status == JOB_RUNNING)
+            attempt_failed(p, id, now_us);
+        fetch(p, now_us);
+        break;
+    }
+    default:
+        SIM_ASSERT(0 && "unknown timer tag");
+    }
+    settle(p, now_us, notified);
+}
+
+static void pq_on_run_end(struct policy *p, const struct run_result *r, int64_t now_us)
+{
+    SIM_ASSERT(r->worker >= 1 && r->worker <= p->nworkers);
+    uint32_t k = r->worker - 1;
+    struct worker *w = &p->w[k];
+    uint64_t id = r->tag;
+    struct job *j = jobs_get(&p->d->rows, id);
+    int live = j->status == JOB_PENDING || j->status == JOB_RUNNING;
+    if (r->outcome == OUT_COMMITTED && live) {
+        /* the job's completion is written whichever attempt it came from */
+        exec_del(p, id);
+        jobs_update(&p->d->rows, id, JOB_COMPLETED, SIM_NEVER);
+    } else if (r->outcome == OUT_FAILED && j->status == JOB_RUNNING && j->run == r->run) {
+        attempt_failed(p, id, now_us);
+    }
+    if (w->state == W_BUSY && w->run == r->run) {
+        sim_timer_cancel(p->sim, w->timeout);
+        w->timeout = 0;
+        w->run = 0;
+        worker_set(p, k, W_IDLE);
+        fetch(p, now_us); /* the worker asks for the next job at once */
+    }
+    settle(p, now_us, 0);
+}
+
+static void pq_on_part(struct policy *p, int target, uint32_t index, int up, int64_t now_us)
+{
+    if (target == CRASH_SERVER) {
+        p->server_down = !up;
+        if (up) {
+            cron_run(p, now_us);
+            sweep(p, now_us);
+            fetch(p, now_us);
+        }
+    } else if (target == CRASH_WORKER || target == CRASH_WORKERS) {
+        for (uint32_t k = 0; k < p->nworkers; k++) {
+            if (target == CRASH_WORKER && k != index)
+                continue;
+            struct worker *w = &p->w[k];
+            if (!up && w->state != W_DOWN) {
+                sim_timer_cancel(p->sim, w->timeout); /* its run died; its row stays executing */
+                w->timeout = 0;
+                w->run = 0;
+                worker_set(p, k, W_DOWN);
+            } else if (up && w->state == W_DOWN) {
+                worker_set(p, k, W_IDLE);
+            }
+        }
+        fetch(p, now_us);
+    }
+    settle(p, now_us, 0);
+}
+
+static void pq_on_stop(struct policy *p, int64_t now_us) { p->stopping = 1; }
+
+const struct policy_ops policy_pgqueue = {
+    .abi = POLICY_ABI,
+    .name = "pgqueue",
+    .summary = "a Postgres SKIP LOCKED job queue: workers, stuck-job sweep, retry curves, polling or "
+               "LISTEN/NOTIFY, cron plugin; flavours pgboss, graphile, river, oban",
+    .seeds = "pg-boss, graphile-worker, River and Oban documentation and source",
+    .params = pq_params,
+    .nparams = (int)(sizeof pq_params / sizeof pq_params[0]),
+    .durable_size = sizeof(struct pq_durable),
+    .promise = PROMISE_UNIT, /* a job run by two workers at once breaks it */
+    .items_volatile = 0,
+    .create = pq_create,
+    .destroy = pq_destroy,
+    .start = pq_start,
+    .on_publish = pq_on_publish,
+    .on_timer = pq_on_timer,
+    .on_run_end = pq_on_run_end,
+    .on_trigger = NULL,
+    .on_part = pq_on_part,
+    .on_horizon = NULL,
+    .on_stop = pq_on_stop,
+};

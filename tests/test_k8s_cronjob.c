@@ -1,0 +1,240 @@
+/* test_k8s_cronjob.c: the k8s_cronjob policy on timelines computed by hand
+ * from the Kubernetes documentation's own examples and the controller rules
+ * in docs/policy-k8s_cronjob.md.  Each test says how its numbers come
+ * about.  Runs of d with the default phases commit at start + d. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "sim/sim.h"
+#include "sim/util.h"
+#include "tests/simtest.h"
+
+#define S(x) ((int64_t)((x) * 1e6 + 0.5))
+#define MIN(x) ((int64_t)(x) * 60 * US_PER_S)
+
+static void run(const char *text, const char *kv, struct sim_result *r)
+{
+    simtest_run(text, "k8s_cronjob", kv, 1, 1, r);
+}
+
+/* The documentation's example: an every-minute CronJob whose controller is
+ * down from 08:29:00 to 10:21:00 (here: `crash server`, the controller
+ * manager; pods are unaffected).  Fires 08:00 ... 08:28 run on time (29).
+ * v1: the first pass after the restart (10:21:00) counts the unmet fires
+ * 08:29 ... 10:21 = 113 > 100: FailedNeedsStart, no Job, and since
+ * lastScheduleTime stays at 08:28 the count only grows: no Job ever again.
+ * With startingDeadlineSeconds=200 only the fires after 10:17:40 count
+ * (10:18 ... 10:21, 4): the Job for 10:21 starts at 10:21:00, then one a
+ * minute (the 10 s passes are aligned with the minutes).  v2 does the same
+ * as the deadline case without one: a warning, and the most recent fire. */
+static const char *outage = "start 2025-01-01T08:00:00Z\n"
+                            "horizon 2h30m\n"
+                            "workflow w\n"
+                            "  producer p cron \"* * * * *\" runs 5s publish t\n"
+                            "crash server at 29m for 1h52m\n";
+
+static void test_docs_outage_v1(void **state)
+{
+    (void)state;
+    struct sim_result r;
+    run(outage, "controller=v1", &r);
+    simtest_expect_metric(&r, "runs", 29);
+    simtest_expect_metric(&r, "dues", 150);
+    simtest_expect_metric(&r, "missed", 121);
+    assert_int_equal(simtest_count(&r, "note", "FailedNeedsStart"), 1);
+    sim_result_free(&r);
+
+    run(outage, "controller=v1 starting_deadline_seconds=200", &r);
+    simtest_expect_metric(&r, "runs", 29 + 9);
+    assert_int_equal(simtest_nth(&r, "start", NULL, 29), MIN(141));
+    assert_int_equal(simtest_nth(&r, "start", "due=02:21:00", 0), MIN(141));
+    simtest_expect_metric(&r, "missed", 150 - 38);
+    sim_result_free(&r);
+
+    run(outage, "", &r); /* v2 */
+    simtest_expect_metric(&r, "runs", 29 + 9);
+    assert_int_equal(simtest_nth(&r, "start", NULL, 29), MIN(141));
+    assert_int_equal(simtest_count(&r, "note", "TooManyMissedTimes"), 1);
+    /* v2 requeues 100 ms after each fire */
+    assert_int_equal(simtest_nth(&r, "start", NULL, 30), MIN(142) + 100 * US_PER_MS);
+    sim_result_free(&r);
+}
+
+/* Forbid with a Job longer than the period (every 5 min, 7 min): the fire at
+ * 5m is skipped (JobAlreadyActive) but stays unmet; when the Job ends at 7m
+ * its end syncs the CronJob and the Job for 5m starts at once (v2), and so
+ * on: starts at 0, 7, 14, 21, 28 min, each serving the latest fire before
+ * it (0, 5, 10, 20, 25).  The checker serves each due by the first start at
+ * or after it: 15 by the start at 21 (6 min late, the most), and 15 is
+ * missed (nothing starts in [15, 20)).  Under v1 the end is seen
+ * by the next 10 s pass: the same instants (all multiples of 10 s). */
+static void test_forbid_long_job(void **state)
+{
+    (void)state;
+    const char *text = "horizon 30m\n"
+                       "workflow w\n"
+                       "  producer p every 5m runs 7m publish t\n";
+    const char *sets[] = {"concurrency_policy=Forbid", "concurrency_policy=Forbid controller=v1"};
+    for (int i = 0; i < 2; i++) {
+        struct sim_result r;
+        run(text, sets[i], &r);
+        const int64_t starts[] = {0, MIN(7), MIN(14), MIN(21), MIN(28)};
+        simtest_expect_starts(&r, -1, starts, 5);
+        assert_int_equal(simtest_nth(&r, "start", "due=00:10:00", 0), MIN(14));
+        assert_int_equal(simtest_nth(&r, "start", "due=00:20:00", 0), MIN(21));
+        simtest_expect_metric(&r, "overlaps", 0);
+        simtest_expect_metric(&r, "lateness.max", (double)MIN(6));
+        simtest_expect_metric(&r, "missed", 1);
+        sim_result_free(&r);
+    }
+}
+
+/* Replace: at each fire the running Job is deleted (its pod killed, cut
+ * off) and a new one starts: starts every 5 min, 5 cut off, no overlap.
+ * Allow: they overlap (7 min each, one every 5 min). */
+static void test_replace_and_allow(void **state)
+{
+    (void)state;
+    const char *text = "horizon 30m\n"
+                       "drain 10m\n"
+                       "workflow w\n"
+                       "  producer p every 5m runs 7m publish t\n";
+    struct sim_result r;
+    run(text, "concurrency_policy=Replace", &r);
+    simtest_expect_metric(&r, "runs", 6);
+    simtest_expect_metric(&r, "runs_cutoff", 5);
+    assert_int_equal(simtest_nth(&r, "end", "cutoff", 0), MIN(5) + 100 * US_PER_MS);
+    sim_result_free(&r);
+    run(text, "", &r);
+    simtest_expect_metric(&r, "runs", 6);
+    simtest_expect_metric(&r, "runs_cutoff", 0);
+    simtest_expect_metric(&r, "missed", 0);
+    sim_result_free(&r);
+}
+
+/* The fall-back of 2023-10-29 in Europe/Berlin (issue #121594): robfig/cron
+ * matches 02:00 wall time at 00:00Z (CEST) and again at 01:00Z (CET); both
+ * Jobs serve the day's one nominal due: a duplicate.  (The first fire, on
+ * the 28th at the start, runs at the controller's first sync; the others
+ * 100 ms after their fire.)  The cronie calendar fires once a day. */
+static void test_dst_fall_back_twice(void **state)
+{
+    (void)state;
+    const char *text = "start 2023-10-28T00:00:00Z\n"
+                       "timezone Europe/Berlin\n"
+                       "horizon 2d\n"
+                       "workflow w\n"
+                       "  producer p cron \"0 2 * * *\" runs 50m publish t\n";
+    struct sim_result r;
+    run(text, "", &r);
+    const int64_t starts[] = {0, S(86400 + 100e-3), S(86400 + 3600 + 100e-3)};
+    simtest_expect_starts(&r, -1, starts, 3);
+    simtest_expect_metric(&r, "dues", 2);
+    simtest_expect_metric(&r, "duplicates", 1);
+    sim_result_free(&r);
+    run(text, "calendar=cronie", &r);
+    simtest_expect_metric(&r, "runs", 2);
+    simtest_expect_metric(&r, "duplicates", 0);
+    sim_result_free(&r);
+}
+
+/* Suspension ("missed Jobs are scheduled immediately" on unsuspend): every
+ * 10 min, suspended from 25m for 1h.  Fires 30m ... 1h20m are not started;
+ * v2 syncs at the unsuspend (1h25m) and starts the most recent one (1h20m);
+ * then 1h30m.  v1 counts the 6 unmet fires (<= 100) and does the same at the
+ * pass at 1h25m.  Suspended until 2h25m (in the drain) with a limit of 5,
+ * v1 finds the 10 fires 30m ... 1h50m unmet there and never runs again. */
+static void test_suspend_window(void **state)
+{
+    (void)state;
+    const char *text = "horizon 2h\n"
+                       "workflow w\n"
+                       "  producer p cron \"*/10 * * * *\" runs 1m publish t\n";
+    struct sim_result r;
+    run(text, "suspend=true suspend_at=25m suspend_for=1h", &r);
+    const int64_t starts[] = {0, MIN(10) + 100 * US_PER_MS, MIN(20) + 100 * US_PER_MS, MIN(85),
+                              MIN(90) + 100 * US_PER_MS,
+                              MIN(100) + 100 * US_PER_MS, MIN(110) + 100 * US_PER_MS};
+    simtest_expect_starts(&r, -1, starts, 7);
+    assert_int_equal(simtest_nth(&r, "start", "due=01:20:00", 0), MIN(85));
+    sim_result_free(&r);
+    run(text, "controller=v1 suspend=true suspend_at=25m suspend_for=1h", &r);
+    simtest_expect_metric(&r, "runs", 7);
+    assert_int_equal(simtest_nth(&r, "start", NULL, 3), MIN(85));
+    sim_result_free(&r);
+    run(text, "controller=v1 suspend=true suspend_at=25m suspend_for=2h missed_limit=5", &r);
+    simtest_expect_metric(&r, "runs", 3);
+    sim_result_free(&r);
+}
+
+/* A failing Job: pods are replaced after 10 s, 20 s, 40 s, 80 s, 160 s and
+ * 320 s (capped at 6 min), and the Job fails after backoffLimit = 6 such
+ * retries: 7 pods.  A pod of 1 s fails at 0.9 s (end of mutating): starts
+ * 0, 10.9, 31.8, 72.7, 153.6, 314.5, 635.4 s. */
+static void test_job_backoff(void **state)
+{
+    (void)state;
+    const char *text = "horizon 1h\n"
+                       "workflow w\n"
+                       "  producer p at 0 runs 1s publish t\n"
+                       "fail w.p transient 100%\n";
+    struct sim_result r;
+    run(text, "", &r);
+    const int64_t starts[] = {0, S(10.9), S(31.8), S(72.7), S(153.6), S(314.5), S(635.4)};
+    simtest_expect_starts(&r, -1, starts, 7);
+    assert_int_equal(simtest_count(&r, "start", "reason=retry"), 6);
+    sim_result_free(&r);
+}
+
+/* The cluster's capacity: 12 CronJobs due at 0, room for 10 pods of 1 min:
+ * 10 start at 0, 2 wait (Pending) until pods end at 1m. */
+static void test_capacity(void **state)
+{
+    (void)state;
+    const char *text = "horizon 10m\n"
+                       "workflow w x 12\n"
+                       "  producer p at 0 runs 1m publish t\n";
+    struct sim_result r;
+    run(text, "cluster_capacity=10", &r);
+    simtest_expect_metric(&r, "runs", 12);
+    simtest_expect_metric(&r, "lateness.max", (double)MIN(1));
+    assert_int_equal(simtest_nth(&r, "start", NULL, 10), MIN(1));
+    sim_result_free(&r);
+}
+
+/* Consumers are Deployments: each event is processed at once. */
+static void test_consumer(void **state)
+{
+    (void)state;
+    const char *text = "horizon 1h\n"
+                       "workflow w\n"
+                       "  consumer c subscribe t fifo runs 2s\n"
+                       "publish t at 10m\n"
+                       "publish t at 20m\n";
+    struct sim_result r;
+    run(text, "", &r);
+    const int64_t starts[] = {MIN(10), MIN(20)};
+    simtest_expect_starts(&r, -1, starts, 2);
+    simtest_expect_metric(&r, "latency.max", (double)S(2));
+    sim_result_free(&r);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_docs_outage_v1),
+        cmocka_unit_test(test_forbid_long_job),
+        cmocka_unit_test(test_replace_and_allow),
+        cmocka_unit_test(test_dst_fall_back_twice),
+        cmocka_unit_test(test_suspend_window),
+        cmocka_unit_test(test_job_backoff),
+        cmocka_unit_test(test_capacity),
+        cmocka_unit_test(test_consumer),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,201 @@
+/* test_pgqueue.c: the pgqueue policy and its flavours on timelines computed
+ * by hand from the documentation and defaults of pg-boss, graphile-worker,
+ * River and Oban (docs/policy-pgqueue.md).  Loops tick from the host's
+ * start: pg-boss polls every 2 s, graphile's sweep every 9 min, Oban's
+ * Lifeline every minute. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "sim/sim.h"
+#include "sim/util.h"
+#include "tests/simtest.h"
+
+#define S(x) ((int64_t)((x) * 1e6 + 0.5))
+#define MIN(x) ((int64_t)(x) * 60 * US_PER_S)
+
+static void run(const char *text, const char *kv, struct sim_result *r)
+{
+    simtest_run(text, "pgqueue", kv, 1, 1, r);
+}
+
+static const char *one_job(const char *runs)
+{
+    static char buf[256];
+    snprintf(buf, sizeof buf,
+             "horizon 1h\n"
+             "drain 12h\n"
+             "workflow w\n"
+             "  consumer c subscribe t fifo runs %s\n"
+             "publish t at 0\n",
+             runs);
+    return buf;
+}
+
+/* Oban's Lifeline rescuing a job that still runs (hexpm/hexpm PR #1825:
+ * rescue_after 6 min, interval 1 min, a 20 min job).  The sweep at 7m (the
+ * first after attempted_at + 6m) makes the row available; the notifier
+ * wakes an idle producer, which runs it again at once (attempt 2); the same
+ * at 14m (attempt 3).  Attempt 1 completes at 20m; attempts 2 and 3 still
+ * run and commit at 27m and 34m: two duplicates.  With the default 60 min,
+ * one run. */
+static void test_oban_lifeline(void **state)
+{
+    (void)state;
+    struct sim_result r;
+    run(one_job("20m"), "flavour=oban rescue_after=6m", &r);
+    const int64_t starts[] = {0, MIN(7), MIN(14)};
+    simtest_expect_starts(&r, -1, starts, 3);
+    simtest_expect_metric(&r, "duplicates", 2);
+    assert_int_equal(simtest_count(&r, "note", "rescued"), 2);
+    sim_result_free(&r);
+    run(one_job("20m"), "flavour=oban", &r);
+    simtest_expect_metric(&r, "runs", 1);
+    sim_result_free(&r);
+}
+
+/* graphile-worker's 4-hour lock (graphile/worker#169): a 6 h job on two
+ * workers.  The sweep (every 9 min here) first finds the lock older than
+ * 4 h at 4h03m and clears it; worker 1 takes the job at once (LISTEN): two
+ * executions, overlapping from 4h03m to 6h (1h57m). */
+static void test_graphile_lock(void **state)
+{
+    (void)state;
+    struct sim_result r;
+    run(one_job("6h"), "flavour=graphile workers=2", &r);
+    const int64_t starts[] = {0, MIN(243)};
+    simtest_expect_starts(&r, -1, starts, 2);
+    simtest_expect_metric(&r, "duplicates", 1);
+    simtest_expect_metric(&r, "overlaps", (double)MIN(117));
+    sim_result_free(&r);
+}
+
+/* pg-boss's 15 min expiry (timgit/pg-boss#529) on a 40 min job: the worker
+ * polls at 2 s and starts it; at 15m02s it abandons the handler (still
+ * running), fails the job, and retries it at once (retryDelay 0): attempt 2
+ * on the same worker; at 30m02s attempt 3, the last (retryLimit 2).  The
+ * first completes at 40m02s; attempts 2 and 3 commit at 55m02s and
+ * 1h10m02s: two duplicates.  expireInSeconds = 6 h: one run. */
+static void test_pgboss_expire(void **state)
+{
+    (void)state;
+    struct sim_result r;
+    run(one_job("40m"), "", &r);
+    const int64_t starts[] = {S(2), MIN(15) + S(2), MIN(30) + S(2)};
+    simtest_expect_starts(&r, -1, starts, 3);
+    simtest_expect_metric(&r, "duplicates", 2);
+    sim_result_free(&r);
+    run(one_job("40m"), "rescue_after=6h", &r);
+    simtest_expect_metric(&r, "runs", 1);
+    sim_result_free(&r);
+}
+
+/* River: a job that ignores nothing of JobTimeout (1 min) and takes 3 h is
+ * cancelled at 1 min, every attempt; with JobTimeout -1 (never) the rescuer
+ * (every 30 s, after 1 h) makes it retryable at 1h00m30s, to run 1 s
+ * (+-10 %) later, which the 1 s poll finds at 1h00m31s or 1h00m32s; again an
+ * hour after that: three executions. */
+static void test_river(void **state)
+{
+    (void)state;
+    struct sim_result r;
+    run(one_job("3h"), "flavour=river max_attempts=3", &r);
+    simtest_expect_metric(&r, "runs", 3);
+    simtest_expect_metric(&r, "runs_cutoff", 3);
+    simtest_expect_metric(&r, "processed", 0);
+    sim_result_free(&r);
+    run(one_job("3h"), "flavour=river job_timeout_seconds=-1", &r);
+    int64_t second = simtest_nth(&r, "start", NULL, 1);
+    assert_true(second == MIN(60) + S(31) || second == MIN(60) + S(32));
+    simtest_expect_metric(&r, "duplicates", 2);
+    sim_result_free(&r);
+}
+
+/* graphile-worker's backoff, exp(min(attempts, 10)) s, found by the 2 s
+ * poll: a job at 10.5 s that fails at 0.9 s: attempt 2 may run from
+ * 11.4 + e = 14.12 s, found at the 16 s poll; attempt 3 from 16.9 + e^2 =
+ * 24.29 s, at 26 s; attempt 4 from 26.9 + e^3 = 46.99 s, at 48 s.  pg-boss
+ * (no LISTEN, 2 s poll) first sees the job at the 12 s poll. */
+static void test_retry_and_polling(void **state)
+{
+    (void)state;
+    const char *text = "horizon 1h\n"
+                       "drain 1h\n"
+                       "workflow w\n"
+                       "  consumer c subscribe t fifo runs 1s\n"
+                       "publish t at 10500ms\n"
+                       "fail w.c transient 100%\n";
+    struct sim_result r;
+    run(text, "flavour=graphile max_attempts=4", &r);
+    const int64_t starts[] = {S(10.5), S(16), S(26), S(48)};
+    simtest_expect_starts(&r, -1, starts, 4);
+    sim_result_free(&r);
+    run(text, "max_attempts=1", &r);
+    const int64_t pb[] = {S(12)};
+    simtest_expect_starts(&r, -1, pb, 1);
+    sim_result_free(&r);
+    run(text, "max_attempts=1 notify=on", &r);
+    const int64_t on[] = {S(10.5)};
+    simtest_expect_starts(&r, -1, on, 1);
+    sim_result_free(&r);
+}
+
+/* A worker killed under a job (graphile/worker#198): its lock stays for
+ * 4 h, and the job waits for the sweep; Oban's Lifeline after 60 min. */
+static void test_crashed_worker(void **state)
+{
+    (void)state;
+    const char *text = "horizon 1h\n"
+                       "drain 12h\n"
+                       "workflow w\n"
+                       "  consumer c subscribe t fifo runs 10s\n"
+                       "publish t at 10m\n"
+                       "crash worker 0 at 10m05s for 1m\n";
+    struct sim_result r;
+    run(text, "flavour=graphile", &r);
+    assert_int_equal(simtest_nth(&r, "start", NULL, 1), MIN(252));
+    sim_result_free(&r);
+    run(text, "flavour=oban", &r);
+    assert_int_equal(simtest_nth(&r, "start", NULL, 1), MIN(71));
+    sim_result_free(&r);
+}
+
+/* The cron plugins: a schedule every 10 min during an outage of the host
+ * from 15m to 42m30s.  pg-boss sends the latest missed fire (40m) at its
+ * first check: runs for 0, 10m, 40m, 50m; Oban's cron does not backfill:
+ * 0, 10m, 50m. */
+static void test_cron(void **state)
+{
+    (void)state;
+    const char *text = "horizon 1h\n"
+                       "workflow w\n"
+                       "  producer p every 10m runs 1s publish t\n"
+                       "crash host at 15m for 27m30s\n";
+    struct sim_result r;
+    run(text, "", &r);
+    assert_int_equal(simtest_count(&r, "start", "due=00:40:00"), 1);
+    simtest_expect_metric(&r, "runs", 4);
+    sim_result_free(&r);
+    run(text, "flavour=oban", &r);
+    assert_int_equal(simtest_count(&r, "start", "due=00:40:00"), 0);
+    simtest_expect_metric(&r, "runs", 3);
+    sim_result_free(&r);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_oban_lifeline),
+        cmocka_unit_test(test_graphile_lock),
+        cmocka_unit_test(test_pgboss_expire),
+        cmocka_unit_test(test_river),
+        cmocka_unit_test(test_retry_and_polling),
+        cmocka_unit_test(test_crashed_worker),
+        cmocka_unit_test(test_cron),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,199 @@
+/* test_quartz.c: the quartz policy on timelines computed by hand from the
+ * Quartz documentation (misfires, instructions, clustering) and the rules of
+ * docs/policy-quartz.md.  The misfire handler runs every
+ * misfire_threshold (60 s) from the scheduler's start. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "sim/sim.h"
+#include "sim/util.h"
+#include "tests/simtest.h"
+
+#define S(x) ((int64_t)((x) * 1e6 + 0.5))
+#define MIN(x) ((int64_t)(x) * 60 * US_PER_S)
+
+static void run(const char *text, const char *kv, struct sim_result *r)
+{
+    simtest_run(text, "quartz", kv, 1, 1, r);
+}
+
+/* A CronTrigger every minute; the scheduler is down from 10m to 12m30s
+ * (dues 10m, 11m, 12m pass) and from 20m to 20m40s.  At 12m30s the trigger's
+ * nextFireTime (10m) is more than misfireThreshold (60 s) late: a misfire,
+ * handled at start-up.  smart (= fire_once_now for a cron trigger): one run
+ * at 12m30s, serving 12m; 10m and 11m missed.  do_nothing: the next cron
+ * time after now, 13m: 12m missed too.  ignore: every missed time fires
+ * at once (three runs at 12m30s).  At 20m40s the 20m fire is 40 s late,
+ * under the threshold: it simply fires late, under every instruction. */
+static void test_misfire_instructions(void **state)
+{
+    (void)state;
+    const char *text = "horizon 30m\n"
+                       "workflow w\n"
+                       "  producer p cron \"* * * * *\" runs 1s publish t\n"
+                       "crash host at 10m for 2m30s\n"
+                       "crash host at 20m for 40s\n";
+    const char *sets[] = {"", "misfire_instruction=fire_once_now", "misfire_instruction=fire_now"};
+    for (int i = 0; i < 3; i++) {
+        struct sim_result r;
+        run(text, sets[i], &r);
+        assert_int_equal(simtest_nth(&r, "start", "due=00:12:00", 0), S(750));
+        assert_int_equal(simtest_count(&r, "start", "due=00:10:00"), 0);
+        assert_int_equal(simtest_nth(&r, "start", "due=00:20:00", 0), S(1240));
+        simtest_expect_metric(&r, "missed", 2);
+        simtest_expect_metric(&r, "runs", 28);
+        sim_result_free(&r);
+    }
+    struct sim_result r;
+    run(text, "misfire_instruction=do_nothing", &r);
+    assert_int_equal(simtest_count(&r, "start", "due=00:12:00"), 0);
+    assert_int_equal(simtest_nth(&r, "start", NULL, 10), MIN(13));
+    simtest_expect_metric(&r, "missed", 3);
+    sim_result_free(&r);
+    run(text, "misfire_instruction=ignore", &r);
+    assert_int_equal(simtest_nth(&r, "start", "due=00:10:00", 0), S(750));
+    assert_int_equal(simtest_nth(&r, "start", "due=00:11:00", 0), S(750));
+    assert_int_equal(simtest_nth(&r, "start", "due=00:12:00", 0), S(750));
+    simtest_expect_metric(&r, "runs", 30);
+    sim_result_free(&r);
+}
+
+/* The tutorial's SimpleTrigger example: every 15 s, down for 5 minutes
+ * (10m to 15m).  ignore: the 20 missed fires and the one due at 15m all
+ * fire, ten at a time on the ten threads, as threads free (1 s runs):
+ * 10 at 15m00s, 10 at 15m01s, 1 at 15m02s.  smart (repeat forever:
+ * RESCHEDULE_NEXT_WITH_REMAINING_COUNT): the next time on the grid after
+ * now, 15m15s.  fire_now (RESCHEDULE_NOW_WITH_REMAINING_REPEAT_COUNT): now,
+ * and the series goes on from there. */
+static void test_simple_trigger(void **state)
+{
+    (void)state;
+    const char *text = "horizon 20m\n"
+                       "workflow w\n"
+                       "  producer p every 15s runs 1s publish t\n"
+                       "crash host at 10m for 5m\n";
+    struct sim_result r;
+    run(text, "misfire_instruction=ignore", &r);
+    assert_int_equal(simtest_count(&r, "start", NULL), 80);
+    assert_int_equal(simtest_nth(&r, "start", "due=00:10:00", 0), MIN(15));
+    assert_int_equal(simtest_nth(&r, "start", "due=00:12:30", 0), MIN(15) + S(1));
+    assert_int_equal(simtest_nth(&r, "start", "due=00:15:00", 0), MIN(15) + S(2));
+    sim_result_free(&r);
+    run(text, "", &r);
+    assert_int_equal(simtest_nth(&r, "start", NULL, 40), MIN(15) + S(15));
+    simtest_expect_metric(&r, "runs", 59);
+    sim_result_free(&r);
+    run(text, "misfire_instruction=fire_now", &r);
+    assert_int_equal(simtest_nth(&r, "start", NULL, 40), MIN(15));
+    simtest_expect_metric(&r, "runs", 60);
+    sim_result_free(&r);
+}
+
+/* @DisallowConcurrentExecution, every minute, 100 s runs: the trigger is
+ * BLOCKED while the job runs.  0 -> ends 1m40s; the 1m fire is 40 s late,
+ * under the threshold: fires at once.  It ends at 3m20s: the 2m fire is 80 s
+ * late, a misfire, left to the handler, which at 4m (its pass every 60 s)
+ * applies fire_once_now: a run at 4m, serving 4m.  And so on: 0, 1m40s, 4m,
+ * 5m40s, 8m.  Without the annotation every minute starts a run. */
+static void test_disallow_concurrent(void **state)
+{
+    (void)state;
+    const char *text = "horizon 10m\n"
+                       "workflow w\n"
+                       "  producer p cron \"* * * * *\" runs 100s publish t\n";
+    struct sim_result r;
+    run(text, "disallow_concurrent=true", &r);
+    const int64_t starts[] = {0, S(100), MIN(4), S(340), MIN(8), S(580)};
+    simtest_expect_starts(&r, -1, starts, 6);
+    assert_int_equal(simtest_nth(&r, "start", "due=00:01:00", 0), S(100));
+    simtest_expect_metric(&r, "overlaps", 0);
+    sim_result_free(&r);
+    run(text, "", &r);
+    simtest_expect_metric(&r, "runs", 10);
+    sim_result_free(&r);
+}
+
+/* Twelve one-shot triggers due at 0 and ten threads; the jobs take 70 s.
+ * Ten fire at 0.  When threads free (70 s) the other two are 70 s late: a
+ * misfire.  smart (FIRE_NOW for a one-shot): the handler's pass at 120 s
+ * fires them.  do_nothing: a one-shot has no next time: they never run
+ * (quartz-scheduler/quartz#652). */
+static void test_thread_starvation(void **state)
+{
+    (void)state;
+    const char *text = "horizon 10m\n"
+                       "workflow w x 12\n"
+                       "  producer p at 0 runs 70s publish t\n";
+    struct sim_result r;
+    run(text, "", &r);
+    simtest_expect_metric(&r, "runs", 12);
+    assert_int_equal(simtest_nth(&r, "start", NULL, 10), MIN(2));
+    simtest_expect_metric(&r, "lateness.max", (double)MIN(2));
+    sim_result_free(&r);
+    run(text, "misfire_instruction=do_nothing", &r);
+    simtest_expect_metric(&r, "runs", 10);
+    simtest_expect_metric(&r, "missed", 2);
+    sim_result_free(&r);
+    run(text, "thread_count=12", &r);
+    simtest_expect_metric(&r, "lateness.max", 0);
+    sim_result_free(&r);
+}
+
+/* Cluster fail-over (two nodes, check-in every 7.5 s): node 0 runs the job
+ * due at 0 and dies at 2m.  Its last check-in was at 120 s; it counts as
+ * failed once a live node's check-in is later than 120 + 7.5 + 7.5 = 135 s:
+ * node 1's at 142.5 s recovers its fired trigger.  With requestsRecovery the
+ * job runs again at once (serving 0); without, it is dropped. */
+static void test_cluster_failover(void **state)
+{
+    (void)state;
+    const char *text = "horizon 30m\n"
+                       "workflow w\n"
+                       "  producer p every 10m runs 5m publish t\n"
+                       "crash worker 0 at 2m for 1m\n";
+    struct sim_result r;
+    run(text, "clustered=true requests_recovery=true", &r);
+    const int64_t starts[] = {0, S(142.5), MIN(10), MIN(20)};
+    simtest_expect_starts(&r, -1, starts, 4);
+    assert_int_equal(simtest_nth(&r, "start", "reason=recover", 0), S(142.5));
+    simtest_expect_metric(&r, "duplicates", 0);
+    sim_result_free(&r);
+    run(text, "clustered=true", &r);
+    simtest_expect_metric(&r, "runs", 3);
+    simtest_expect_metric(&r, "runs_crashed", 1);
+    sim_result_free(&r);
+}
+
+/* A consumer's job is scheduled by a one-shot trigger at each event. */
+static void test_consumer(void **state)
+{
+    (void)state;
+    const char *text = "horizon 1h\n"
+                       "workflow w\n"
+                       "  consumer c subscribe t fifo runs 2s\n"
+                       "publish t at 10m\n"
+                       "publish t at 20m\n";
+    struct sim_result r;
+    run(text, "", &r);
+    const int64_t starts[] = {MIN(10), MIN(20)};
+    simtest_expect_starts(&r, -1, starts, 2);
+    sim_result_free(&r);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_misfire_instructions),
+        cmocka_unit_test(test_simple_trigger),
+        cmocka_unit_test(test_disallow_concurrent),
+        cmocka_unit_test(test_thread_starvation),
+        cmocka_unit_test(test_cluster_failover),
+        cmocka_unit_test(test_consumer),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,207 @@
+/* test_temporal_schedule.c: the temporal_schedule policy on timelines
+ * computed by hand from Temporal's documentation of overlap policies, the
+ * catch-up window, retry policies and activity timeouts, and the rules of
+ * docs/policy-temporal_schedule.md.  A run of d that fails, fails at 0.9 d
+ * (the end of its mutating phase). */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "sim/sim.h"
+#include "sim/util.h"
+#include "tests/simtest.h"
+
+#define S(x) ((int64_t)((x) * 1e6 + 0.5))
+#define MIN(x) ((int64_t)(x) * 60 * US_PER_S)
+
+static void run(const char *text, const char *kv, struct sim_result *r)
+{
+    simtest_run(text, "temporal_schedule", kv, 1, 1, r);
+}
+
+/* A schedule every 10 min whose workflow takes 25 min (longer than the
+ * interval), for an hour:
+ *  skip: 10m and 20m are skipped while the first runs; 30m starts; 40m and
+ *    50m skipped: starts 0, 30m.
+ *  buffer_one: 10m is buffered, 20m dropped; the buffered one starts when
+ *    the first closes (25m), 30m is buffered, 40m dropped, it starts at 50m.
+ *  buffer_all: every action runs, one after another: 0, 25m, 50m, 75m,
+ *    100m, 125m (each 25 min later than the previous).
+ *  cancel_other (a heartbeating activity learns of it): each action cuts
+ *    the running one off: starts every 10 min, 5 cut off.
+ *  terminate_other without heartbeats: the workflow closes, its activity
+ *    runs on unseen: starts every 10 min, nothing cut off.
+ *  allow_all: every 10 min. */
+static void test_overlap_policies(void **state)
+{
+    (void)state;
+    const char *text = "horizon 1h\n"
+                       "drain 3h\n"
+                       "workflow w\n"
+                       "  producer p every 10m runs 25m publish t\n";
+    struct sim_result r;
+    run(text, "", &r);
+    const int64_t skip[] = {0, MIN(30)};
+    simtest_expect_starts(&r, -1, skip, 2);
+    sim_result_free(&r);
+    run(text, "overlap_policy=buffer_one", &r);
+    const int64_t one[] = {0, MIN(25), MIN(50)};
+    simtest_expect_starts(&r, -1, one, 3);
+    assert_int_equal(simtest_nth(&r, "start", "due=00:30:00", 0), MIN(50));
+    sim_result_free(&r);
+    run(text, "overlap_policy=buffer_all", &r);
+    const int64_t all[] = {0, MIN(25), MIN(50), MIN(75), MIN(100), MIN(125)};
+    simtest_expect_starts(&r, -1, all, 6);
+    /* the checker serves a due by the first start at or after it: 30m by 50m */
+    simtest_expect_metric(&r, "lateness.max", (double)MIN(20));
+    sim_result_free(&r);
+    const char *every[] = {"overlap_policy=cancel_other heartbeat_timeout=30s", "overlap_policy=terminate_other",
+                           "overlap_policy=allow_all"};
+    const double cut[] = {5, 0, 0};
+    for (int i = 0; i < 3; i++) {
+        run(text, every[i], &r);
+        const int64_t ten[] = {0, MIN(10), MIN(20), MIN(30), MIN(40), MIN(50)};
+        simtest_expect_starts(&r, -1, ten, 6);
+        simtest_expect_metric(&r, "runs_cutoff", cut[i]);
+        sim_result_free(&r);
+    }
+}
+
+/* The catch-up window: every minute, the service down from 1h to 1h03m.
+ * When the schedule wakes at 1h03m the action times 1h00 ... 1h03 are due.
+ * With the default window (1 year) all four are started under the overlap
+ * policy: skip runs 1h00 (5 s) and skips the other three (117 runs for 120
+ * actions); buffer_all runs all four back to back.  With catchup_window=10s (issue temporalio/sdk-java#2189:
+ * an unset window sent as 0, clamped to 10 s) the three older than 10 s are
+ * dropped: only 1h03 runs. */
+static void test_catchup_window(void **state)
+{
+    (void)state;
+    const char *text = "horizon 2h\n"
+                       "workflow w\n"
+                       "  producer p every 1m runs 5s publish t\n"
+                       "crash server at 1h for 3m\n";
+    struct sim_result r;
+    run(text, "", &r);
+    assert_int_equal(simtest_nth(&r, "start", "due=01:00:00", 0), MIN(63));
+    simtest_expect_metric(&r, "runs", 117);
+    sim_result_free(&r);
+    run(text, "overlap_policy=buffer_all", &r);
+    assert_int_equal(simtest_nth(&r, "start", "due=01:02:00", 0), MIN(63) + S(10));
+    simtest_expect_metric(&r, "runs", 120);
+    sim_result_free(&r);
+    run(text, "catchup_window=10s", &r);
+    assert_int_equal(simtest_count(&r, "start", "due=01:00:00"), 0);
+    assert_int_equal(simtest_nth(&r, "start", "due=01:03:00", 0), MIN(63));
+    simtest_expect_metric(&r, "runs", 117);
+    simtest_expect_metric(&r, "missed", 3);
+    sim_result_free(&r);
+}
+
+/* The default retry policy: initial 1 s, coefficient 2, maximum 100 s.  An
+ * activity of 1 s that always fails (at 0.9 s): attempts at 0, 0.9 + 1,
+ * + 0.9 + 2, + 0.9 + 4, + 0.9 + 8 s = 0, 1.9, 4.8, 9.7, 18.6 s; with
+ * maximum_attempts 5 that is all.  The delays then go 16, 32, 64, 100,
+ * 100 s: the 9th attempt starts 0.9 s + 100 s after the 8th. */
+static void test_retry_policy(void **state)
+{
+    (void)state;
+    const char *text = "horizon 1h\n"
+                       "drain 1h\n"
+                       "workflow w\n"
+                       "  producer p at 0 runs 1s publish t\n"
+                       "fail w.p transient 100%\n";
+    struct sim_result r;
+    run(text, "max_attempts=5", &r);
+    const int64_t starts[] = {0, S(1.9), S(4.8), S(9.7), S(18.6)};
+    simtest_expect_starts(&r, -1, starts, 5);
+    sim_result_free(&r);
+    run(text, "max_attempts=10", &r);
+    assert_int_equal(simtest_nth(&r, "start", NULL, 8) - simtest_nth(&r, "start", NULL, 7), S(100.9));
+    assert_int_equal(simtest_nth(&r, "start", NULL, 9) - simtest_nth(&r, "start", NULL, 8), S(100.9));
+    sim_result_free(&r);
+}
+
+/* start_to_close shorter than the work (4 min for 10 min): at 4m the service
+ * fails the attempt and retries it after 1 s (4m01s) while the first still
+ * runs; at 8m01s again (retry at 8m03s, after 2 s).  With maximum_attempts 3
+ * the third attempt's timeout (12m03s) fails the workflow.  Every attempt
+ * still runs to its end and commits: three commits of one action, two
+ * duplicates, overlapping. */
+static void test_start_to_close(void **state)
+{
+    (void)state;
+    const char *text = "horizon 1h\n"
+                       "drain 1h\n"
+                       "workflow w\n"
+                       "  producer p at 0 runs 10m publish t\n";
+    struct sim_result r;
+    run(text, "start_to_close=4m max_attempts=3", &r);
+    const int64_t starts[] = {0, MIN(4) + S(1), MIN(8) + S(3)};
+    simtest_expect_starts(&r, -1, starts, 3);
+    simtest_expect_metric(&r, "duplicates", 2);
+    simtest_expect_metric(&r, "overlap_runs", 2);
+    assert_int_equal(simtest_count(&r, "note", "timed out"), 3);
+    sim_result_free(&r);
+}
+
+/* The worker dies at 2m under a 10 min activity.  With heartbeat_timeout
+ * 30 s the service finds out at 2m30s and retries after 1 s, when the
+ * worker is back (3m).  Without heartbeats only start_to_close (1 h) finds
+ * it: the retry starts at 1h00m01s. */
+static void test_heartbeat_timeout(void **state)
+{
+    (void)state;
+    const char *text = "horizon 3h\n"
+                       "drain 1h\n"
+                       "workflow w\n"
+                       "  producer p at 0 runs 10m publish t\n"
+                       "crash worker 0 at 2m for 1m\n";
+    struct sim_result r;
+    run(text, "heartbeat_timeout=30s", &r);
+    const int64_t hb[] = {0, MIN(3)};
+    simtest_expect_starts(&r, -1, hb, 2);
+    sim_result_free(&r);
+    run(text, "", &r);
+    const int64_t stc[] = {0, MIN(60) + S(1)};
+    simtest_expect_starts(&r, -1, stc, 2);
+    sim_result_free(&r);
+}
+
+/* Jitter: each action is delayed by a deterministic amount in [0, jitter),
+ * never past the next nominal time; the same every run. */
+static void test_jitter(void **state)
+{
+    (void)state;
+    const char *text = "horizon 5h\n"
+                       "workflow w\n"
+                       "  producer p every 1h runs 1s publish t\n";
+    struct sim_result r, r2;
+    run(text, "jitter=10m", &r);
+    run(text, "jitter=10m", &r2);
+    for (int i = 0; i < 5; i++) {
+        int64_t t = simtest_nth(&r, "start", NULL, i);
+        assert_true(t >= MIN(60 * i) && t < MIN(60 * i + 10));
+        assert_int_equal(t, simtest_nth(&r2, "start", NULL, i));
+    }
+    simtest_expect_metric(&r, "missed", 0);
+    sim_result_free(&r);
+    sim_result_free(&r2);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_overlap_policies),
+        cmocka_unit_test(test_catchup_window),
+        cmocka_unit_test(test_retry_policy),
+        cmocka_unit_test(test_start_to_close),
+        cmocka_unit_test(test_heartbeat_timeout),
+        cmocka_unit_test(test_jitter),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
