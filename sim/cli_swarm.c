@@ -327,9 +327,26 @@ static int wanted(const struct swarm_ctx *cx, const char *base)
     return 0;
 }
 
+/* Appends the built-in variants (the real systems as built) of the wanted
+ * policies to r; one whose system's grammar refuses the scenario's
+ * schedules is left out. */
+static void builtin_labels(const struct swarm_ctx *cx, const struct scenario *s, struct seed_runs *r)
+{
+    for (int p = 0; p < policy_registry_count; p++) {
+        const struct policy_ops *ops = policy_registry[p];
+        for (int v = 0; v < ops->nvariants && r->nl < CLI_MAX_LABELS && wanted(cx, ops->name); v++) {
+            char m[512];
+            if (cli_resolve_target(s, ops->variants[v].name, NULL, 0, &r->t[r->nl], m, sizeof m) == 0)
+                r->labels[r->nl++] = ops->variants[v].name;
+        }
+    }
+}
+
 /* Resolves the labels of s to run: -p's policies (every one without -p)
- * with oracle first, then the variants of those.  0, or -1 with msg. */
-static int seed_labels(const struct swarm_ctx *cx, const struct scenario *s, struct seed_runs *r, char *msg, size_t mn)
+ * with oracle first, then the variants of those, then (builtins) their
+ * built-in variants.  0, or -1 with msg. */
+static int seed_labels(const struct swarm_ctx *cx, const struct scenario *s, int builtins, struct seed_runs *r,
+                       char *msg, size_t mn)
 {
     const char *all[CLI_MAX_LABELS];
     int na = cli_all_labels(s, all, CLI_MAX_LABELS);
@@ -345,6 +362,8 @@ static int seed_labels(const struct swarm_ctx *cx, const struct scenario *s, str
             r->oracle = r->nl;
         r->labels[r->nl++] = all[i];
     }
+    if (builtins)
+        builtin_labels(cx, s, r);
     return 0;
 }
 
@@ -531,7 +550,7 @@ static int swarm_seed(struct swarm_ctx *cx, uint64_t seed, struct seed_runs *r)
     scn_facts_of(s, &r->f);
     enum prop_id prop = P_COMPLETES;
     int li = 0;
-    if (seed_labels(cx, s, r, msg, sizeof msg) || seed_simulate(cx, r, seed, msg, sizeof msg)) {
+    if (seed_labels(cx, s, (features & SWARM_VARIANTS) != 0, r, msg, sizeof msg) || seed_simulate(cx, r, seed, msg, sizeof msg)) {
         fprintf(stderr, "%s: error: swarm seed %" PRIu64 ": %s\n", cli_prog, seed, msg);
         rc = 3;
     } else if (seed_check(r, desc, sizeof desc, &prop, &li, cx->nfail)) {

@@ -344,6 +344,12 @@ static void gen_variants(struct gen *g)
         "interval recover=reset", "interval anchor=start no_work=run cron=run", "interval backoff=exp",
         "heartbeat delivery_retry=startup dom_dow=and cron_backoff=none", "heartbeat every=5m coalesce=0",
         "heartbeat context_key=false queue_cap=5",
+        "k8s_cronjob controller=v1 concurrency_policy=Forbid", "k8s_cronjob concurrency_policy=Replace",
+        "quartz misfire_instruction=do_nothing disallow_concurrent=true", "quartz clustered=true thread_count=2",
+        "systemd_timer persistent=true accuracy=1s", "temporal_schedule overlap_policy=buffer_all",
+        "temporal_schedule overlap_policy=cancel_other max_attempts=3", "sqs visibility_timeout=5s consumers=1",
+        "sqs max_receive_count=3 max_messages=10", "pgqueue flavour=graphile", "pgqueue flavour=river workers=2",
+        "pgqueue flavour=oban max_attempts=2",
     };
     int n = 1 + (int)pick(g, 2);
     for (int i = 0; i < n; i++)
