@@ -41,6 +41,9 @@
 #define CLI_MAX_LABELS 64
 
 extern const char *const cli_prog; /* "simrun", the first word of every message */
+/* Set: resolving a target prints no warning for a value that a built-in
+ * variant's grammar reads with a fallback (swarm resolves thousands). */
+extern int cli_quiet_fallbacks;
 
 /* The exit status when results cannot be written: the database is
  * read-only, locked by another process past the wait, on a full disk or

@@ -19,6 +19,8 @@
 #include "sim/syntax.h"
 #include "sim/util.h"
 
+int cli_quiet_fallbacks;
+
 /* --- option values ------------------------------------------------------------------------ */
 
 int cli_parse_u64(const char *s, uint64_t *out)
@@ -238,7 +240,7 @@ static int apply_one(const struct kv_ctx *c, struct params *ps, const char *key,
             snprintf(msg, mn, "%s.%s=%s: %s", c->label, key, value, why);
         return line ? -2 : -1;
     }
-    if (gv == GR_FALLBACK) {
+    if (gv == GR_FALLBACK && !cli_quiet_fallbacks) {
         if (line)
             fprintf(stderr, "%s:%d:%d: warning: %s (under %s)\n", c->s->path, line, col, why, c->label);
         else
@@ -304,7 +306,8 @@ static void sched_note(void *ctx, const struct gr_note *n)
 {
     struct sched_report *r = ctx;
     if (n->verdict == GR_FALLBACK) {
-        fprintf(stderr, "%s:%d:%d: warning: %s (under %s)\n", r->s->path, n->line, n->col, n->msg, r->label);
+        if (!cli_quiet_fallbacks)
+            fprintf(stderr, "%s:%d:%d: warning: %s (under %s)\n", r->s->path, n->line, n->col, n->msg, r->label);
     } else if (!r->rejected++) {
         snprintf(r->msg, r->mn, "%s:%d:%d: error: %s (under %s)", r->s->path, n->line, n->col, n->msg, r->label);
     }

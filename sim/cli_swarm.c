@@ -599,6 +599,7 @@ static int cmd_swarm(int argc, char **argv)
     if (!o.out)
         return cli_usage_error("%s", "no output folder given (-o DIR)");
     struct swarm_ctx cx = {.o = &o};
+    cli_quiet_fallbacks = 1; /* built-in variants read generated schedules: fallbacks are expected */
     char polbuf[1024];
     if (o.c.policies) {
         snprintf(polbuf, sizeof polbuf, "%s", o.c.policies);
