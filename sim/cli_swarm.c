@@ -77,12 +77,12 @@ const struct cli_command cli_cmd_swarm = {
     .summary = "random scenarios checked against every policy's promises",
     .description = "Swarm testing: each seed draws a random valid scenario from a random subset\n"
                    "of features (crashes, stops, failures, bursts, sources, cron near a DST\n"
-                   "change, digests, windows, correlations, variants), runs it twice under\n"
-                   "each policy and checks the properties of docs/swarm.md: no internal\n"
-                   "error, identical runs, each policy's documented promises, no policy\n"
-                   "faster than oracle.  A failing seed is saved to DIR with a description\n"
-                   "and shrunk (simrun shrink's delta debugging).  Exits 1 if a property\n"
-                   "fails.\n",
+                   "change, digests, windows, correlations, variants, schedule changes),\n"
+                   "runs it twice under each policy and checks the properties of\n"
+                   "docs/swarm.md: no internal error, identical runs, each policy's\n"
+                   "documented promises, no policy faster than oracle.  A failing seed\n"
+                   "is saved to DIR with a description and shrunk (simrun shrink's delta\n"
+                   "debugging).  Exits 1 if a property fails.\n",
     .options = swarm_options,
     .arg = NULL,
     .run = cmd_swarm,

@@ -34,11 +34,12 @@ struct gen {
     int instant;                   /* no producers, runs of no time: oracle is a latency bound */
     int ncorr;                     /* correlate consumers: topics xK and yK, fed by publish lines */
     unsigned tused[GEN_MAX_WF];    /* topics tK a handler names (only those exist) */
+    unsigned recur[GEN_MAX_WF];    /* producers pK on an every or cron schedule */
 };
 
 static const char *const feature_names[SWARM_NFEATURES] = {
     "crashes", "stops", "failures", "bursts", "sources", "cron-dst", "digests", "windows", "correlations",
-    "variants",
+    "variants", "changes",
 };
 
 const char *swarm_feature_name(int i)
@@ -131,7 +132,8 @@ static void gen_header(struct gen *g, uint64_t seed)
 
 /* --- workflows ---------------------------------------------------------------------------------- */
 
-static void gen_schedule(struct gen *g)
+/* A producer's schedule; 1 if it recurs (every, cron), 0 for `at`. */
+static int gen_schedule(struct gen *g)
 {
     static const char *const every[] = {"2m", "5m", "10m", "30m", "1h"};
     static const char *const dst_cron[] = {"30 2 * * *", "0 * * * *", "*/20 * * * *", "0 1-3 * * *", "15 2 * * 0",
@@ -151,13 +153,16 @@ static void gen_schedule(struct gen *g)
             out(g, " tz %s", dst_zones[pick(g, NDST)].zone);
     } else {
         out(g, " at %s", dur(instant(g, 0, g->horizon_us), b, sizeof b));
+        return 0;
     }
+    return 1;
 }
 
 static void gen_producer(struct gen *g, int w, int p)
 {
     out(g, "  producer p%d", p);
-    gen_schedule(g);
+    if (gen_schedule(g))
+        g->recur[w] |= 1u << p;
     out(g, " runs %s", run_dist(g));
     int t = (int)pick(g, (uint64_t)g->ntopics[w]);
     g->tused[w] |= 1u << t;
@@ -356,12 +361,48 @@ static void gen_variants(struct gen *g)
         out(g, "variant v%d %s\n", i + 1, table[pick(g, sizeof table / sizeof table[0])]);
 }
 
+/* Schedule changes while running: one or two recurring producers, each
+ * disabled, enabled or given a new every or cron schedule one to three
+ * times, at increasing instants before the horizon. */
+static void gen_changes(struct gen *g)
+{
+    static const char *const every[] = {"3m", "15m", "1h"};
+    static const char *const crons[] = {"cron \"*/15 * * * *\"", "cron \"30 2 * * *\"", "cron @hourly"};
+    char b[64];
+    unsigned done[GEN_MAX_WF] = {0};
+    int n = 1 + (int)pick(g, 2);
+    for (int i = 0; i < n; i++) {
+        int w = (int)pick(g, (uint64_t)g->nwf);
+        unsigned left = g->recur[w] & ~done[w];
+        if (!left)
+            continue;
+        int p = 0;
+        while (!(left & (1u << p)))
+            p++;
+        done[w] |= 1u << p;
+        int64_t t = 0;
+        for (int k = 1 + (int)pick(g, 3); k > 0 && t + 2 * US_PER_S < g->horizon_us; k--) {
+            t = instant(g, t + US_PER_S, g->horizon_us);
+            int what = (int)pick(g, 4);
+            dur(t, b, sizeof b);
+            if (what == 0)
+                out(g, "disable w%d.p%d at %s\n", w, p, b);
+            else if (what == 1)
+                out(g, "enable w%d.p%d at %s\n", w, p, b);
+            else if (what == 2)
+                out(g, "change w%d.p%d every %s at %s\n", w, p, every[pick(g, 3)], b);
+            else
+                out(g, "change w%d.p%d %s at %s\n", w, p, crons[pick(g, 3)], b);
+        }
+    }
+}
+
 char *swarm_generate(uint64_t seed, size_t *len, unsigned *features)
 {
     struct gen g = {.r = rng_stream(seed, RNG_POLICY, UINT64_C(0x5357524d), 0)};
     g.cap = 4096;
     g.b = xmalloc(g.cap);
-    g.f = (unsigned)pick(&g, 1u << SWARM_NFEATURES);
+    g.f = (unsigned)pick(&g, SWARM_CHANGES);
     g.instant = chance(&g, 20);
     gen_header(&g, seed);
     g.nwf = 1 + (int)pick(&g, GEN_MAX_WF);
@@ -379,6 +420,10 @@ char *swarm_generate(uint64_t seed, size_t *len, unsigned *features)
         out(&g, "trigger w%d at %s\n", (int)pick(&g, (uint64_t)g.nwf), dur(instant(&g, 0, g.horizon_us), b, sizeof b));
     if (has(&g, SWARM_VARIANTS))
         gen_variants(&g);
+    if (chance(&g, 50)) {
+        g.f |= SWARM_CHANGES;
+        gen_changes(&g);
+    }
     *len = g.n;
     *features = g.f;
     return g.b;

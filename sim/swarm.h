@@ -35,8 +35,9 @@ enum swarm_feature {
     SWARM_WINDOWS = 1u << 7,
     SWARM_CORRELATIONS = 1u << 8,
     SWARM_VARIANTS = 1u << 9,
+    SWARM_CHANGES = 1u << 10,      /* drawn last, so that the rest of a seed's scenario stays as it was */
 };
-#define SWARM_NFEATURES 10
+#define SWARM_NFEATURES 11
 
 /* "crashes", "stops", ... for bit i of enum swarm_feature. */
 const char *swarm_feature_name(int i);
