@@ -191,6 +191,8 @@ static int64_t next_trigger(struct policy *p, uint32_t h, int64_t start_us, int6
 {
     const struct isched *s = &p->d->s[h];
     int64_t base = p->anchor == ANCHOR_START ? start_us : now_us;
+    if (p->role[h] == ROLE_SKIP)
+        return SIM_NEVER; /* changed to a cron schedule under cron=skip: never triggered again */
     if (p->role[h] == ROLE_CALENDAR)
         return sim_sched_next(p->sim, h, base, 0);
     int64_t iv = sched_interval(p, h);

@@ -138,6 +138,11 @@ static struct qz_trig *tx(struct policy *p, uint64_t id)
     return &p->d->tx[id];
 }
 
+static uint8_t sched_kind(const struct sim_sched_info *si)
+{
+    return si->kind == SIM_SCHED_CRON ? TK_CRON : si->kind == SIM_SCHED_EVERY ? TK_EVERY : TK_ONCE;
+}
+
 static uint64_t trig_new(struct policy *p, uint32_t h, uint8_t kind, int64_t next)
 {
     struct qz_durable *d = p->d;
@@ -178,6 +183,8 @@ static int64_t fire_after(struct policy *p, uint64_t id, int64_t f)
         return sim_sched_next(p->sim, h, f, 0);
     case TK_EVERY: {
         sim_sched_info(p->sim, h, &si);
+        if (si.kind != SIM_SCHED_EVERY || x->anchor == SIM_NEVER)
+            return sim_sched_next(p->sim, h, f, 0); /* changed while it fired, or rescheduled while disabled */
         int64_t k = (f - x->anchor) / si.every_us + 1;
         int64_t n = x->anchor + k * si.every_us;
         return n < sim_horizon(p->sim) ? n : SIM_NEVER;
@@ -471,13 +478,39 @@ static struct policy *qz_create(struct sim *sim, void *durable, const struct par
                 continue;
             struct sim_sched_info si;
             sim_sched_info(sim, h, &si);
-            uint8_t kind = si.kind == SIM_SCHED_CRON ? TK_CRON : si.kind == SIM_SCHED_EVERY ? TK_EVERY : TK_ONCE;
             int64_t first = sim_sched_next(sim, h, 0, 1);
-            d->own[h] = trig_new(p, h, kind, first);
+            d->own[h] = trig_new(p, h, sched_kind(&si), first);
             d->tx[d->own[h]].anchor = first;
         }
     }
     return p;
+}
+
+/* A producer's schedule changed (disable, enable, change): the application
+ * reloads its configuration and calls rescheduleJob (pauseTrigger for a
+ * disable, resumeTrigger for an enable): the trigger takes the schedule in
+ * force, its kind and its next fire from now.  A trigger held for the
+ * misfire handler gets its instruction on the new schedule; a BLOCKED one
+ * (disallow_concurrent) waits for its job with the new next fire. */
+static void qz_on_schedule_change(struct policy *p, uint32_t h, int64_t now_us)
+{
+    uint64_t id = p->d->own[h];
+    if (!is_prod(p, h) || id == NONE)
+        return;
+    struct qz_trig *x = tx(p, id);
+    struct sim_sched_info si;
+    sim_sched_info(p->sim, h, &si);
+    int64_t first = sim_sched_next(p->sim, h, now_us, 1);
+    x->kind = sched_kind(&si);
+    x->anchor = first;
+    if (x->held)
+        return;
+    if (x->blocked) {
+        x->next = first;
+        return;
+    }
+    trig_wait(p, id, first);
+    fire_ready(p, now_us);
 }
 
 static void qz_destroy(struct policy *p)
@@ -631,4 +664,5 @@ const struct policy_ops policy_quartz = {
     .on_part = qz_on_part,
     .on_horizon = NULL,
     .on_stop = qz_on_stop,
+    .on_schedule_change = qz_on_schedule_change,
 };
