@@ -4,19 +4,24 @@
  * events an hour) and publishes what arrived to a FIFO consumer; the host
  * crashes once, for 5 minutes, half-way through the first day.  It is
  * stamped out N times and simulated for a horizon H under every registered
- * policy, for the fleet shapes below.  1 k x 30 d and 30 k x 1 d make the
- * same number of records (runs + items), so their ratio shows what spreading
- * the same work over more instances costs; 1 M x 1 d shows whether a large
+ * policy, for the fleet shapes below (the crash is at 12 h, or half-way
+ * through a shorter horizon).  1 k x 30 d and 30 k x 1 d make the same
+ * number of records (runs + items), so their ratio shows what spreading the
+ * same work over more instances costs; 1 M x 1 d shows whether a large
  * fleet fits in memory at all.
  *
  * Each (shape, policy) runs in a child process of its own, so that its peak
  * RSS (from wait4) is its own and a run that exhausts memory or the
  * engine's limits only loses its own row.  REPS repetitions give a median
- * wall time.  Printed per row: events/s, records/s, peak RSS, and bytes of
- * peak RSS per instance.  Ratios: 30k x 1d over 1k x 30d wall time.
+ * wall time.  Printed per row: events/s, records/s, peak RSS, and bytes per
+ * live instance: of peak RSS, and of the engine's own count of its live
+ * state (what the memory budget counts, sim/sim_mem.c).  Then, per policy,
+ * the ratios against the targets of issue 14: the second shape's wall time
+ * over the first's (<= 1.5), peak RSS of the first two (<= 256 MiB), and of
+ * the third (<= 4 GiB).  Benchmarks report; they never fail.
  *
  * Environment: FLEET_SHAPES="1000x30d,30000x1d,1000000x1d" (the default),
- * FLEET_POLICIES="oracle,poll" (default: all), FLEET_REPS=3,
+ * FLEET_POLICIES="oracle,poll" (default: all), FLEET_REPS=1,
  * FLEET_MAX_GIB=20 (address-space limit of each child). */
 #include <inttypes.h>
 #include <stdio.h>
@@ -43,6 +48,7 @@ struct row {
     int ok;
     double wall_s;                 /* median */
     uint64_t events, records;
+    uint64_t state_bytes;          /* the engine's count of its live state, at its peak */
     long maxrss_kib;               /* the largest over the repetitions */
     char why[160];
 };
@@ -60,9 +66,19 @@ static int cmp_double(const void *x, const void *y)
     return (a > b) - (a < b);
 }
 
+/* The horizon in hours (the shapes use d, h or m). */
+static double horizon_h(const char *hz)
+{
+    double v = atof(hz);
+    size_t n = strlen(hz);
+    char u = n ? hz[n - 1] : 'h';
+    return u == 'd' ? v * 24 : u == 'm' ? v / 60 : v;
+}
+
 static char *fleet_text(const struct shape *sh)
 {
     char *buf = xmalloc(1024);
+    double crash_h = horizon_h(sh->horizon) < 24 ? horizon_h(sh->horizon) / 2 : 12;
     snprintf(buf, 1024,
              "name fleet\n"
              "start 2025-03-01T00:00:00Z\n"
@@ -73,8 +89,8 @@ static char *fleet_text(const struct shape *sh)
              "  producer fetch every 10m runs uniform(1s,3s) source feed\n"
              "  consumer handle subscribe feed fifo runs exp(2s)\n"
              "source feed poisson 6/h\n"
-             "crash host at 12h for 5m\n",
-             sh->horizon, sh->n);
+             "crash host at %.0fs for 5m\n",
+             sh->horizon, sh->n, crash_h * 3600);
     return buf;
 }
 
@@ -94,11 +110,11 @@ static void child(const struct shape *sh, const struct policy_ops *ops, int fd)
     } else {
         struct params ps;
         params_init(&ps, ops);
-        struct sim_opts o = {.seed = s->seed};
+        struct sim_opts o = {.seed = s->seed, .max_memory = UINT64_MAX};
         struct sim_result res;
         sim_run(s, ops, &ps, &o, &res);
-        snprintf(out, sizeof out, "%" PRIu64 " %" PRIu64 " %.200s", res.events,
-                 res.ck.total.runs + res.ck.total.published,
+        snprintf(out, sizeof out, "%" PRIu64 " %" PRIu64 " %" PRIu64 " %.200s", res.events,
+                 res.ck.total.runs + res.ck.total.published, res.peak_memory,
                  res.status == SIM_OK ? "ok" : res.status_msg);
     }
     ssize_t w = write(fd, out, strlen(out));
@@ -132,10 +148,10 @@ static void measure(const struct shape *sh, const struct policy_ops *ops, int re
         wall[r] = now_s() - t0;
         if (ru.ru_maxrss > row->maxrss_kib)
             row->maxrss_kib = ru.ru_maxrss;
-        uint64_t ev = 0, rec = 0;
+        uint64_t ev = 0, rec = 0, state = 0;
         char status[200] = "";
         if (got <= 0 || !WIFEXITED(st) || WEXITSTATUS(st) != 0 ||
-            sscanf(buf, "%" SCNu64 " %" SCNu64 " %199[^\n]", &ev, &rec, status) < 3) {
+            sscanf(buf, "%" SCNu64 " %" SCNu64 " %" SCNu64 " %199[^\n]", &ev, &rec, &state, status) < 4) {
             snprintf(row->why, sizeof row->why, "child died (%s)",
                      WIFSIGNALED(st) ? strsignal(WTERMSIG(st)) : "out of memory or bad output");
             return;
@@ -146,6 +162,8 @@ static void measure(const struct shape *sh, const struct policy_ops *ops, int re
         }
         row->events = ev;
         row->records = rec;
+        if (state > row->state_bytes)
+            row->state_bytes = state;
     }
     qsort(wall, (size_t)reps, sizeof wall[0], cmp_double);
     row->wall_s = wall[reps / 2];
@@ -180,45 +198,68 @@ static int wanted(const char *list, const char *name)
     return 0;
 }
 
+static void print_row(const struct policy_ops *ops, const struct shape *sh, const struct row *row, double first_wall)
+{
+    char label[48];
+    snprintf(label, sizeof label, "%lu x %s", sh->n, sh->horizon);
+    if (!row->ok) {
+        printf("fleet %-11s %-14s  did not complete: %s (peak RSS %.0f MiB)\n", ops->name, label, row->why,
+               (double)row->maxrss_kib / 1024.0);
+        return;
+    }
+    printf("fleet %-11s %-14s %6.2f M ev/s %6.2f M rec/s %6.1f M records %7.0f MiB %7.0f B/inst RSS %6.0f B/inst "
+           "state  %.2f s",
+           ops->name, label, (double)row->events / row->wall_s / 1e6, (double)row->records / row->wall_s / 1e6,
+           (double)row->records / 1e6, (double)row->maxrss_kib / 1024.0,
+           (double)row->maxrss_kib * 1024.0 / (double)sh->n, (double)row->state_bytes / (double)sh->n, row->wall_s);
+    if (first_wall > 0)
+        printf("  (%.2fx the first shape)", row->wall_s / first_wall);
+    printf("\n");
+}
+
+/* The targets of issue 14, for one policy: shapes 0 and 1 are the equal-work
+ * pair, shape 2 the large fleet. */
+static void print_targets(const struct policy_ops *ops, const struct row *rows, int nshapes)
+{
+    printf("fleet %-11s targets:", ops->name);
+    if (nshapes >= 2 && rows[0].ok && rows[1].ok)
+        printf(" time ratio %.2f (<= 1.5: %s);", rows[1].wall_s / rows[0].wall_s,
+               rows[1].wall_s <= 1.5 * rows[0].wall_s ? "met" : "not met");
+    long rss = 0;
+    for (int k = 0; k < nshapes && k < 2; k++)
+        if (rows[k].maxrss_kib > rss)
+            rss = rows[k].maxrss_kib;
+    printf(" peak RSS %.0f MiB (<= 256: %s)", (double)rss / 1024.0, rss <= 256 * 1024 ? "met" : "not met");
+    if (nshapes >= 3)
+        printf("; third shape %s, %.0f MiB (<= 4096: %s)", rows[2].ok ? "completed" : "did not complete",
+               (double)rows[2].maxrss_kib / 1024.0, rows[2].ok && rows[2].maxrss_kib <= 4L << 20 ? "met" : "not met");
+    printf("\n");
+}
+
 int main(void)
 {
     struct shape shapes[MAX_SHAPES];
     const char *spec = getenv("FLEET_SHAPES");
     int nshapes = parse_shapes(spec ? spec : "1000x30d,30000x1d,1000000x1d", shapes);
     const char *pols = getenv("FLEET_POLICIES");
-    int reps = getenv("FLEET_REPS") ? atoi(getenv("FLEET_REPS")) : 3;
+    int reps = getenv("FLEET_REPS") ? atoi(getenv("FLEET_REPS")) : 1;
     if (reps < 1)
         reps = 1;
     if (reps > MAX_REPS)
         reps = MAX_REPS;
-    printf("fleet: %d repetitions, median wall time; peak RSS is each run's own\n", reps);
+    printf("fleet: %d repetition(s), median wall time; peak RSS is each run's own; state: the engine's count of\n"
+           "its live state at its peak (what --max-memory counts)\n", reps);
     for (int i = 0; i < policy_registry_count; i++) {
         const struct policy_ops *ops = policy_registry[i];
         if (!wanted(pols, ops->name))
             continue;
-        double first_wall = 0;
+        struct row rows[MAX_SHAPES];
         for (int k = 0; k < nshapes; k++) {
-            struct row row;
-            measure(&shapes[k], ops, reps, &row);
-            char label[48];
-            snprintf(label, sizeof label, "%lu x %s", shapes[k].n, shapes[k].horizon);
-            if (!row.ok) {
-                printf("fleet %-11s %-14s  did not complete: %s (peak RSS %.0f MiB)\n", ops->name, label, row.why,
-                       (double)row.maxrss_kib / 1024.0);
-                continue;
-            }
-            printf("fleet %-11s %-14s %6.2f M ev/s %6.2f M rec/s  %6.1f M records  %7.0f MiB  %6.0f B/inst  "
-                   "median %.2f s",
-                   ops->name, label, (double)row.events / row.wall_s / 1e6, (double)row.records / row.wall_s / 1e6,
-                   (double)row.records / 1e6, (double)row.maxrss_kib / 1024.0,
-                   (double)row.maxrss_kib * 1024.0 / (double)shapes[k].n, row.wall_s);
-            if (k == 0)
-                first_wall = row.wall_s;
-            else if (first_wall > 0)
-                printf("  (%.2fx the first shape)", row.wall_s / first_wall);
-            printf("\n");
+            measure(&shapes[k], ops, reps, &rows[k]);
+            print_row(ops, &shapes[k], &rows[k], k > 0 && rows[0].ok ? rows[0].wall_s : 0);
             fflush(stdout);
         }
+        print_targets(ops, rows, nshapes);
     }
     return 0;
 }

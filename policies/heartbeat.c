@@ -601,8 +601,23 @@ static void dq_run(struct policy *p, int64_t now_us)
     dq_arm(p);
 }
 
+/* Entries acked or failed at the front of the queue are deleted files:
+ * the table forgets them (dq_first moves past them). */
+static void dq_trim(struct policy *p)
+{
+    struct jobtab *t = &p->d->dq;
+    while (p->d->dq_first < t->n) {
+        uint8_t st = jobs_get(t, p->d->dq_first)->status;
+        if (st != JOB_COMPLETED && st != JOB_FAILED)
+            break;
+        p->d->dq_first++;
+    }
+    jobs_forget_below(t, p->d->dq_first);
+}
+
 static void dq_enqueue(struct policy *p, const struct run_result *r, int64_t now_us)
 {
+    dq_trim(p);
     struct job j = {.handler = r->handler, .status = JOB_PENDING, .available_us = now_us, .due_us = -1,
                     .item = UINT64_MAX, .run = r->run, .tag = p->t->h_inst[r->handler]};
     uint64_t id = jobs_add(&p->d->dq, &j); /* enqueue(): written to disk first */
@@ -619,12 +634,7 @@ static void dq_enqueue(struct policy *p, const struct run_result *r, int64_t now
 static void dq_recover(struct policy *p, int64_t now_us)
 {
     struct jobtab *t = &p->d->dq;
-    while (p->d->dq_first < t->n) {
-        uint8_t st = jobs_get(t, p->d->dq_first)->status;
-        if (st != JOB_COMPLETED && st != JOB_FAILED)
-            break;
-        p->d->dq_first++;
-    }
+    dq_trim(p);
     if (p->d->dq_first == t->n)
         return;
     int64_t *spent = xcalloc(p->t->ninst ? p->t->ninst : 1, sizeof *spent);

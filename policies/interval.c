@@ -539,7 +539,9 @@ static void interval_on_schedule_change(struct policy *p, uint32_t h, int64_t no
             p->role[h] = p->cron == CRON_RUN ? ROLE_CALENDAR : ROLE_SKIP;
         else if (p->role[h] != ROLE_CONSUMER && si.kind == SIM_SCHED_EVERY)
             p->role[h] = ROLE_INTERVAL;
-        if (s->status == ST_IDLE && s->run) {
+        if (p->role[h] == ROLE_SKIP) {
+            s->next_run_at = SIM_NEVER; /* a calendar schedule it does not run (cron=skip) */
+        } else if (s->status == ST_IDLE && s->run) {
             struct sim_run_info ri;
             sim_run_get(p->sim, s->run, &ri);
             int64_t next = next_trigger(p, h, ri.start_us, s->last_run_at);

@@ -13,24 +13,31 @@
  * A run that a crash interrupted, or a graceful stop cut off, after its
  * mutation took effect is resumed at emitting (the engine's resume_of), so
  * a crash never makes the ideal apply a mutation twice; a restart looks at
- * every run since the previous restart, since a producer's runs may
- * overlap.
+ * every run that was active at the crash, since a producer's runs may
+ * overlap (each run is held while active, for that).
  *
  * Durable: per producer, the last nominal due whose run committed; per
- * handler, its latest run; the last run a restart looked at.  Volatile:
- * one pending timer per handler. */
+ * handler, its latest run; the runs active.  Volatile: one pending timer
+ * per handler. */
 #include <stdlib.h>
+#include <string.h>
 
 #include "sim/policy_api.h"
 #include "sim/util.h"
 
 enum { T_PRODUCER = 1, T_CONSUMER };
 
+/* Per handler, in one record so that an event touches one place. */
+struct oracle_h {
+    int64_t committed_due;         /* last committed due, -1 none */
+    int64_t next_due;              /* next due to serve */
+    uint64_t last_run;             /* latest run id, 0 none */
+};
+
 struct oracle_durable {
-    int64_t *committed_due;        /* [nh] last committed due, -1 none */
-    int64_t *next_due;             /* [nh] next due to serve */
-    uint64_t *last_run;            /* [nh] latest run id, 0 none */
-    uint64_t scanned;              /* runs up to this id were looked at by a restart */
+    struct oracle_h *h;            /* [nh] */
+    uint64_t *held;                /* runs started and not yet ended through on_run_end, held */
+    size_t nheld, held_cap;
 };
 
 struct policy {
@@ -39,6 +46,34 @@ struct policy {
     sim_timer *timer;              /* [nh] */
     const struct sim_topo *t;
 };
+
+/* Starts a run of h, its latest, and holds its record until on_run_end:
+ * a crash or a stop's cut-off ends it without on_run_end, and the restart
+ * must find it (resume_cut_runs). */
+static void start_run(struct policy *p, const struct run_req *rq)
+{
+    struct oracle_durable *d = p->d;
+    uint64_t id = sim_run_start(p->sim, rq);
+    d->h[rq->handler].last_run = id;
+    if (!id)
+        return;
+    sim_run_hold(p->sim, id);
+    d->held = sim_dgrow(p->sim, d->held, sizeof *d->held, &d->held_cap, d->nheld + 1);
+    d->held[d->nheld++] = id;
+}
+
+static void unhold(struct policy *p, size_t i)
+{
+    struct oracle_durable *d = p->d;
+    sim_run_release(p->sim, d->held[i]);
+    d->held[i] = d->held[--d->nheld];
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return (x > y) - (x < y);
+}
 
 static void consumer_eval(struct policy *p, uint32_t h, int64_t now_us)
 {
@@ -53,7 +88,7 @@ static void consumer_eval(struct policy *p, uint32_t h, int64_t now_us)
         struct run_req rq = RUN_REQ_INIT;
         rq.handler = h;
         rq.reason = REASON_EVENT;
-        p->d->last_run[h] = sim_run_start(p->sim, &rq);
+        start_run(p, &rq);
         return;
     }
     p->timer[h] = sim_timer_at(p->sim, due, T_CONSUMER, h);
@@ -65,38 +100,42 @@ static void producer_fire(struct policy *p, uint32_t h, int64_t due_us, enum run
     rq.handler = h;
     rq.reason = why;
     rq.due_us = due_us;
-    p->d->last_run[h] = sim_run_start(p->sim, &rq);
+    start_run(p, &rq);
 }
 
-/* After a restart: resumes every run that the crash (or a graceful
- * stop's cut-off) ended after its mutation took effect, since the last
- * restart — several of one producer when its runs overlapped; resumed[h]
- * is set for the handlers that resumed one. */
+/* After a restart: resumes every run that the crash (or a graceful stop's
+ * cut-off) ended after its mutation took effect, in the order they
+ * started -- several of one producer when its runs overlapped; resumed[h]
+ * is set for the handlers that resumed one.  Every other run held is
+ * released. */
 static void resume_cut_runs(struct policy *p, uint8_t *resumed)
 {
-    uint64_t newest = 0;
-    for (uint32_t h = 0; h < p->t->nh; h++)
-        newest = p->d->last_run[h] > newest ? p->d->last_run[h] : newest;
-    uint64_t from = p->d->scanned + 1;
-    p->d->scanned = newest;
-    for (uint64_t run = from; run <= newest; run++) {
+    struct oracle_durable *d = p->d;
+    size_t n = d->nheld;
+    uint64_t *cut = xmalloc((n ? n : 1) * sizeof *cut);
+    memcpy(cut, d->held, n * sizeof *cut);
+    qsort(cut, n, sizeof *cut, cmp_u64);
+    d->nheld = 0; /* each hold is released below, after its last read */
+    for (size_t i = 0; i < n; i++) {
         struct sim_run_info ri;
-        sim_run_get(p->sim, run, &ri);
-        if (ri.active || (ri.outcome != OUT_CRASHED && ri.outcome != OUT_CUTOFF) || !ri.mutation_applied)
-            continue;
-        struct run_req rq = RUN_REQ_INIT;
-        rq.handler = ri.handler;
-        rq.reason = REASON_RECOVER;
-        rq.resume_of = run;
-        rq.due_us = ri.due_us;
-        p->d->last_run[ri.handler] = sim_run_start(p->sim, &rq);
-        resumed[ri.handler] = 1;
+        sim_run_get(p->sim, cut[i], &ri);
+        if (!ri.active && (ri.outcome == OUT_CRASHED || ri.outcome == OUT_CUTOFF) && ri.mutation_applied) {
+            struct run_req rq = RUN_REQ_INIT;
+            rq.handler = ri.handler;
+            rq.reason = REASON_RECOVER;
+            rq.resume_of = cut[i];
+            rq.due_us = ri.due_us;
+            start_run(p, &rq);
+            resumed[ri.handler] = 1;
+        }
+        sim_run_release(p->sim, cut[i]);
     }
+    free(cut);
 }
 
 static void producer_arm(struct policy *p, uint32_t h, int64_t now_us)
 {
-    int64_t next = p->d->next_due[h];
+    int64_t next = p->d->h[h].next_due;
     p->timer[h] = 0;
     if (next == SIM_NEVER)
         return;
@@ -110,13 +149,11 @@ static struct policy *oracle_create(struct sim *sim, void *durable, const struct
     p->d = durable;
     p->t = sim_topo(sim);
     p->timer = xcalloc(p->t->nh ? p->t->nh : 1, sizeof *p->timer);
-    if (!p->d->committed_due) {
-        p->d->committed_due = sim_dalloc(sim, sizeof(int64_t) * (p->t->nh ? p->t->nh : 1));
-        p->d->next_due = sim_dalloc(sim, sizeof(int64_t) * (p->t->nh ? p->t->nh : 1));
-        p->d->last_run = sim_dalloc(sim, sizeof(uint64_t) * (p->t->nh ? p->t->nh : 1));
+    if (!p->d->h) {
+        p->d->h = sim_dalloc(sim, sizeof *p->d->h * (p->t->nh ? p->t->nh : 1));
         for (uint32_t h = 0; h < p->t->nh; h++) {
-            p->d->committed_due[h] = -1;
-            p->d->next_due[h] = sim_sched_next(sim, h, 0, 1);
+            p->d->h[h].committed_due = -1;
+            p->d->h[h].next_due = sim_sched_next(sim, h, 0, 1);
         }
     }
     return p;
@@ -143,12 +180,12 @@ static void oracle_start(struct policy *p, int restart, int64_t now_us)
         if (restart && !resumed) {
             /* Serve what the crash left uncommitted: the earliest due after
              * the last committed one, if it has come. */
-            int64_t first = sim_sched_next(p->sim, h, p->d->committed_due[h], p->d->committed_due[h] < 0);
+            int64_t first = sim_sched_next(p->sim, h, p->d->h[h].committed_due, p->d->h[h].committed_due < 0);
             if (first != SIM_NEVER && first <= now_us) {
                 producer_fire(p, h, first, REASON_RECOVER);
-                p->d->next_due[h] = sim_sched_next(p->sim, h, now_us, 0);
+                p->d->h[h].next_due = sim_sched_next(p->sim, h, now_us, 0);
             } else {
-                p->d->next_due[h] = first;
+                p->d->h[h].next_due = first;
             }
         }
         producer_arm(p, h, now_us);
@@ -169,14 +206,19 @@ static void oracle_on_timer(struct policy *p, uint32_t tag, uint64_t arg, int64_
         consumer_eval(p, h, now_us);
         return;
     }
-    producer_fire(p, h, p->d->next_due[h], REASON_SCHEDULE);
-    p->d->next_due[h] = sim_sched_next(p->sim, h, now_us, 0);
+    producer_fire(p, h, p->d->h[h].next_due, REASON_SCHEDULE);
+    p->d->h[h].next_due = sim_sched_next(p->sim, h, now_us, 0);
     producer_arm(p, h, now_us);
 }
 
 static void oracle_on_run_end(struct policy *p, const struct run_result *r, int64_t now_us)
 {
     uint32_t h = r->handler;
+    for (size_t i = 0; i < p->d->nheld; i++)
+        if (p->d->held[i] == r->run) {
+            unhold(p, i); /* still readable here, in its own on_run_end */
+            break;
+        }
     if (p->t->h_kind[h] == H_CONSUMER) {
         consumer_eval(p, h, now_us);
         return;
@@ -184,8 +226,8 @@ static void oracle_on_run_end(struct policy *p, const struct run_result *r, int6
     struct sim_run_info ri;
     sim_run_get(p->sim, r->run, &ri);
     if (r->outcome == OUT_COMMITTED) {
-        if (ri.due_us > p->d->committed_due[h])
-            p->d->committed_due[h] = ri.due_us;
+        if (ri.due_us > p->d->h[h].committed_due)
+            p->d->h[h].committed_due = ri.due_us;
     } else {
         producer_fire(p, h, ri.due_us, REASON_RETRY); /* the ideal retries at once */
     }
@@ -203,7 +245,7 @@ static void oracle_on_trigger(struct policy *p, uint32_t inst, int64_t now_us)
 static void oracle_on_schedule_change(struct policy *p, uint32_t h, int64_t now_us)
 {
     sim_timer_cancel(p->sim, p->timer[h]);
-    p->d->next_due[h] = sim_sched_next(p->sim, h, now_us, 1);
+    p->d->h[h].next_due = sim_sched_next(p->sim, h, now_us, 1);
     producer_arm(p, h, now_us);
 }
 

@@ -234,6 +234,7 @@ static void fired_add(struct policy *p, uint64_t run, uint64_t trig, uint32_t no
     struct qz_durable *d = p->d;
     d->fired = sim_dgrow(p->sim, d->fired, sizeof *d->fired, &d->fired_cap, d->nfired + 1);
     d->fired[d->nfired++] = (struct qz_fired){.run = run, .trig = trig, .node = node};
+    sim_run_hold(p->sim, run); /* the row names it until it goes (recovery reads it) */
 }
 
 /* triggerFired and the job's start on a thread of node k. */
@@ -371,6 +372,7 @@ static void consumer_schedule(struct policy *p, uint32_t h, int64_t at)
 static void fired_remove(struct policy *p, size_t i)
 {
     struct qz_durable *d = p->d;
+    sim_run_release(p->sim, d->fired[i].run);
     d->fired[i] = d->fired[--d->nfired];
 }
 
@@ -379,12 +381,12 @@ static void fired_remove(struct policy *p, size_t i)
 static void recover_row(struct policy *p, size_t i, int64_t now_us)
 {
     struct qz_fired f = p->d->fired[i];
+    struct sim_run_info ri;
+    sim_run_get(p->sim, f.run, &ri);
     fired_remove(p, i);
     struct qz_trig *x = tx(p, f.trig);
     if (x->blocked)
         trig_wait(p, f.trig, x->next);
-    struct sim_run_info ri;
-    sim_run_get(p->sim, f.run, &ri);
     if (!p->recovery || x->kind == TK_CONSUMER || x->kind == TK_RECOVERY)
         return;
     uint64_t r = trig_new(p, ri.handler, TK_RECOVERY, now_us);
@@ -486,33 +488,6 @@ static struct policy *qz_create(struct sim *sim, void *durable, const struct par
     return p;
 }
 
-/* A producer's schedule changed (disable, enable, change): the application
- * reloads its configuration and calls rescheduleJob (pauseTrigger for a
- * disable, resumeTrigger for an enable): the trigger takes the schedule in
- * force, its kind and its next fire from now.  A trigger held for the
- * misfire handler gets its instruction on the new schedule; a BLOCKED one
- * (disallow_concurrent) waits for its job with the new next fire. */
-static void qz_on_schedule_change(struct policy *p, uint32_t h, int64_t now_us)
-{
-    uint64_t id = p->d->own[h];
-    if (!is_prod(p, h) || id == NONE)
-        return;
-    struct qz_trig *x = tx(p, id);
-    struct sim_sched_info si;
-    sim_sched_info(p->sim, h, &si);
-    int64_t first = sim_sched_next(p->sim, h, now_us, 1);
-    x->kind = sched_kind(&si);
-    x->anchor = first;
-    if (x->held)
-        return;
-    if (x->blocked) {
-        x->next = first;
-        return;
-    }
-    trig_wait(p, id, first);
-    fire_ready(p, now_us);
-}
-
 static void qz_destroy(struct policy *p)
 {
     free(p->busy);
@@ -600,6 +575,26 @@ static void qz_on_run_end(struct policy *p, const struct run_result *r, int64_t 
         else if (r->wake_us != SIM_NEVER)
             consumer_schedule(p, h, r->wake_us > now_us ? r->wake_us : now_us);
     }
+    fire_ready(p, now_us);
+}
+
+/* rescheduleJob, pauseTrigger, resumeTrigger: the producer's trigger takes
+ * the schedule in force now, from now; a paused one has no next fire. */
+static void qz_on_schedule_change(struct policy *p, uint32_t h, int64_t now_us)
+{
+    uint64_t id = p->d->own[h];
+    if (id == NONE)
+        return;
+    struct sim_sched_info si;
+    sim_sched_info(p->sim, h, &si);
+    struct qz_trig *x = tx(p, id);
+    x->kind = sched_kind(&si);
+    int64_t next = si.disabled ? SIM_NEVER : sim_sched_next(p->sim, h, now_us, 1);
+    x->anchor = next;
+    if (jobs_get(&p->d->trig, id)->status == JOB_SLEEPING)
+        x->next = next; /* released with the new time */
+    else
+        trig_wait(p, id, next);
     fire_ready(p, now_us);
 }
 

@@ -387,12 +387,19 @@ static void claim(struct policy *p, uint32_t k, uint64_t id, int64_t now_us)
     j->attempts++;
 
     /* Memoization: the latest run's mutate step is cached once that run
-     * recorded it (phase mutated or later, with something taken). */
+     * recorded it (phase mutated or later, with something taken).  The row
+     * holds the run records it names (j->run, cached_run) until it is
+     * done with them. */
+    uint64_t prev_run = j->run;
     if (j->run) {
         struct sim_run_info ri;
         sim_run_get(p->sim, j->run, &ri);
-        if (ri.phase >= PHASE_MUTATED && (ri.ntaken > 0 || !is_consumer(p, h)))
+        if (ri.phase >= PHASE_MUTATED && (ri.ntaken > 0 || !is_consumer(p, h)) && x->cached_run != j->run) {
+            sim_run_hold(p->sim, j->run);
+            if (x->cached_run)
+                sim_run_release(p->sim, x->cached_run);
             x->cached_run = j->run;
+        }
     }
 
     struct run_req rq = RUN_REQ_INIT;
@@ -433,6 +440,10 @@ static void claim(struct policy *p, uint32_t k, uint64_t id, int64_t now_us)
     wk->job = id;
     wk->run = sim_run_start(p->sim, &rq);
     jobs_get(&d->jobs, id)->run = wk->run;
+    if (wk->run)
+        sim_run_hold(p->sim, wk->run);
+    if (prev_run)
+        sim_run_release(p->sim, prev_run);
     if (p->design == DESIGN_LEASE || p->extend)
         wk->heartbeat = sim_timer_at(p->sim, next_heartbeat(p, k, now_us), T_HEARTBEAT, k);
 }
@@ -514,10 +525,19 @@ static void notify_all(struct policy *p, int64_t now_us)
 
 /* --- row transitions ------------------------------------------------------------ */
 
+/* A row is done: it lets go of the run records it held. */
 static void row_complete(struct policy *p, uint64_t id, enum job_status st)
 {
     row_put(p, id, st, SIM_NEVER);
     set_timed(p, id, JOB_COMPLETED, SIM_NEVER);
+    struct job *j = jobs_get(&p->d->jobs, id);
+    struct vt_row *x = row_of(p, id);
+    if (j->run)
+        sim_run_release(p->sim, j->run);
+    if (x->cached_run)
+        sim_run_release(p->sim, x->cached_run);
+    j->run = 0;
+    x->cached_run = 0;
 }
 
 static void row_sleep(struct policy *p, uint64_t id, int64_t wake_us)

@@ -112,22 +112,8 @@ int64_t sim_sched_prev(const struct sim *sim, uint32_t handler, int64_t t_us)
         return -1;
     if (t_us >= s->horizon_us)
         t_us = s->horizon_us - 1; /* nothing is nominal from the horizon on */
-    const struct schedule *sc = &hd->sched;
-    switch (sc->kind) {
-    case SCHED_EVERY:
-        return t_us < sc->offset_us ? -1 : sc->offset_us + (t_us - sc->offset_us) / sc->every_us * sc->every_us;
-    case SCHED_AT:
-        return sc->at_us <= t_us ? sc->at_us : -1;
-    case SCHED_CRON: {
-        /* fires are whole seconds: the last one <= t is the last one before
-         * the next whole second */
-        int64_t f = cal_cron_prev(&sc->cron, sc->zone, s->start_utc_s + t_us / US_PER_S + 1);
-        return f == INT64_MIN || f < s->start_utc_s ? -1 : (f - s->start_utc_s) * US_PER_S;
-    }
-    case SCHED_NONE:
-        break;
-    }
-    return -1;
+    /* as the schedule is now: the changes made so far */
+    return schedule_prev_asof(s, &hd->sched, t_us, sim->now_us);
 }
 
 /* --- durable memory ------------------------------------------------------------ */
@@ -150,32 +136,6 @@ void *sim_dgrow(struct sim *sim, void *p, size_t elem, size_t *cap, size_t need)
 /* --- items and runs ------------------------------------------------------------ */
 
 uint64_t sim_item_count(const struct sim *sim) { return sim->nitems; }
-
-/* What run_finish (sim/sim.c) does for a run that ends, for a run the
- * policy kills: its pending phase event goes, it leaves the active set, and
- * the fact layer records its end as cut off. */
-int sim_run_cancel(struct sim *sim, uint64_t run)
-{
-    SIM_ASSERT(run >= 1 && run <= sim->nruns);
-    struct run_rec *r = &sim->runs[run];
-    if (!r->active || !sim->accepting)
-        return 0;
-    sim__policy_event(sim);
-    if (r->ev)
-        evq_cancel(sim->q, r->ev);
-    r->ev = 0;
-    r->active = 0;
-    r->outcome = (uint8_t)OUT_CUTOFF;
-    r->end_us = sim->now_us;
-    sim->hs[r->handler].active--;
-    uint32_t i = r->aslot;
-    SIM_ASSERT(i < sim->nactive && sim->active[i] == run);
-    uint64_t last = sim->active[--sim->nactive];
-    sim->active[i] = last;
-    sim->runs[last].aslot = i;
-    fact_run_end(&sim->fx, run, r->handler, OUT_CUTOFF, (enum run_phase)r->phase, (enum fail_class)r->fail);
-    return 1;
-}
 
 /* --- workload properties ---------------------------------------------------- */
 

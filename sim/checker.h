@@ -12,6 +12,15 @@
  * publish order).  A producer's unit is the nominal due instant that a run
  * says it serves (run start `due_us`; -1 when it serves none in particular).
  *
+ * Online.  The checker keeps live state only: an item until the engine
+ * retires it (checker_item_retire: no run can take it again), a run while it
+ * is active, per producer its dues walked as runs start and compact sets of
+ * the dues committed and mutated, per handler a few counters, and the
+ * crashes whose recovery is still open.  Per-crash records are kept for the
+ * first CHECKER_CRASH_RECORDS crashes; the whole-run crash metrics count
+ * every crash.  An engine that never retires items (a test) gets the same
+ * metrics; it only keeps more.
+ *
  * Ownership: checker_new borrows the world (and its scenario) until
  * checker_free.  checker_finish fills a result that the caller releases with
  * checker_result_free. */
@@ -56,12 +65,18 @@ struct crash_rec {
     int ok;
 };
 
+/* Crashes with a record of their own (store: the crashes table); the
+ * whole-run metrics (crashes, recovery_ok, stuck, recovery_time) count
+ * every crash. */
+#define CHECKER_CRASH_RECORDS 10000
+
 struct checker_result {
     struct metrics total;
     struct metrics *per_tmpl;      /* [ntmpl]: per handler template */
     uint32_t ntmpl;
-    struct crash_rec *crashes;
-    uint32_t ncrashes;
+    struct crash_rec *crashes;     /* the first CHECKER_CRASH_RECORDS crashes */
+    uint32_t ncrashes;             /* records in crashes */
+    uint64_t crashes_total;        /* every crash: metric `crashes` */
     int recovery_ok;               /* all crashes ok (1 when there were none) */
     uint64_t stuck;                /* sum over crashes */
     int64_t recovery_time_max_us;  /* -1 if some crash never recovered */
@@ -69,6 +84,24 @@ struct checker_result {
 };
 
 struct checker;
+
+/* The checker's record of an active run.  The calls that take a run id keep
+ * it in the checker; a caller that keeps run records of its own (the
+ * engine) gives the checker room for it in them instead (the *_at calls),
+ * so that the two records of a run sit side by side and no lookup is made.
+ * Only the checker reads or writes the fields; the storage must stay put
+ * during a call, but may move between calls (the checker keeps no pointer
+ * to it). */
+struct checker_run {
+    int64_t start_us, due_us;
+    uint64_t id;
+    uint64_t cohort;               /* for the oldest active start */
+    uint32_t handler, n;           /* n: items taken */
+    union {
+        uint32_t item;             /* n == 1: the item's slot */
+        uint32_t *items;           /* n > 1: their slots, owned */
+    };
+};
 
 struct checker *checker_new(const struct world *w, enum promise promise);
 void checker_free(struct checker *c);
@@ -90,9 +123,19 @@ void checker_wake_request(struct checker *c, uint32_t handler, int64_t wake_us, 
  * indeterminate failure that did apply it). */
 void checker_mutated(struct checker *c, uint64_t run, int64_t now_us);
 void checker_run_end(struct checker *c, uint64_t run, enum run_outcome out, int64_t now_us);
+/* The same three with the caller's storage for the run's record (see
+ * struct checker_run): r from start to end, untouched by the caller. */
+void checker_run_start_at(struct checker *c, struct checker_run *r, uint64_t run, uint32_t handler,
+                          enum run_reason reason, int64_t due_us, const uint64_t *taken, uint32_t n,
+                          int64_t now_us);
+void checker_mutated_at(struct checker *c, struct checker_run *r, int64_t now_us);
+void checker_run_end_at(struct checker *c, struct checker_run *r, enum run_outcome out, int64_t now_us);
 void checker_crash(struct checker *c, int target, uint32_t index, int64_t now_us);
 void checker_restart(struct checker *c, int target, uint32_t index, int64_t now_us);
 void checker_wakeups(struct checker *c, uint64_t n);
+/* The engine will never name this item again (it is processed or dropped,
+ * and no run holds it): its account is settled and it is forgotten. */
+void checker_item_retire(struct checker *c, uint64_t item, int64_t now_us);
 /* One attempt to deliver result `id` (an id the policy chose, unique in the
  * simulation) of handler h, successful or not. */
 void checker_delivery(struct checker *c, uint32_t handler, uint64_t id, int ok, int64_t now_us);
@@ -101,6 +144,12 @@ void checker_delivery(struct checker *c, uint32_t handler, uint64_t id, int ok, 
  * drain, or where a stopped run stopped). */
 void checker_finish(struct checker *c, int64_t end_us, struct checker_result *out);
 void checker_result_free(struct checker_result *r);
+
+/* Bytes the checker holds now (by capacity), for the memory budget; O(1). */
+uint64_t checker_bytes(const struct checker *c);
+/* What a live item and a handler instance cost the checker, about. */
+uint64_t checker_item_bytes(void);
+uint64_t checker_handler_bytes(void);
 
 /* The value of metric `name` (metric.h) for handler template tmpl, or for
  * the whole scenario when tmpl is -1: returns 0 and *out (durations in us,

@@ -144,6 +144,7 @@ struct cli_opts {
     const char *metrics;           /* --metrics LIST, NULL: every metric */
     const char *junit;
     uint64_t max_events;
+    uint64_t max_memory;           /* --max-memory in bytes, 0 = not given (the default budget) */
     int quiet;
     int jobs;                      /* -j: worker processes, 0 = not given (1) */
 };
@@ -157,6 +158,25 @@ int cli_opt_jobs(void *opts, const char *arg);     /* -j N: 1..256 worker proces
 
 /* A decimal integer without sign; 0, or -1 when s is not one. */
 int cli_parse_u64(const char *s, uint64_t *out);
+
+struct sim_result;
+
+/* --max-memory SIZE (run, check, validate): bytes, or a number with K, M, G
+ * or T (powers of 1024; "GiB" and "GB" read the same), at least 1M. */
+int cli_opt_max_memory(void *opts, const char *arg);
+#define CLI_MAX_MEMORY_OPTION                                                                          \
+    CLI_CALLBACK(0, "max-memory", "SIZE", cli_opt_max_memory,                                          \
+                 "memory budget of each simulation, e.g. 512M or 8G (default:\n"                       \
+                 "half of this machine's memory); a scenario that needs more\n"                       \
+                 "is refused, a run that reaches it stops (exit 2)")
+/* The budget o asks for: --max-memory, else sim_memory_default(). */
+uint64_t cli_max_memory(const struct cli_opts *o);
+/* Refuses a scenario whose estimate (sim_memory_estimate) is over budget:
+ * prints "path:line:1: error: ..." and returns 2; else 0. */
+int cli_check_memory(const struct scenario *s, uint64_t budget);
+/* After a run: one that reached the memory budget is an error naming the
+ * line that drove it (printed); returns 2 for it, else 0. */
+int cli_memory_stop(const struct scenario *s, const char *label, uint64_t seed, const struct sim_result *res);
 
 /* Parses one scenario file (scenario_parse); 0, or -1 with d.  The one
  * place the command line parses a scenario.  "-" is standard input, read

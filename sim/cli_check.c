@@ -40,6 +40,7 @@ static const struct cli_option check_options[] = {
     CLI_STRING(0, "db", "FILE", struct cli_opts, db,
                "also write every run and the outcome of each line to\nthis SQLite database"),
     CLI_FLAG('q', "quiet", struct cli_opts, quiet, "print failures only"),
+    CLI_MAX_MEMORY_OPTION,
     CLI_END,
 };
 
@@ -87,6 +88,7 @@ struct check_ctx {
     int npass, nfail;              /* (line, policy) verdicts */
     size_t nlines, nlines_failed, junit_fail;
     double junit_time_s;
+    int memory_stop;               /* a run reached the memory budget: exit 2 */
 };
 
 static int job_scenario(const struct check_ctx *cx, size_t j)
@@ -334,6 +336,8 @@ static int check_sink(void *ctx, size_t j, struct sweep_out *out)
                                       ? cli_expect_measure(s, &s->expects[e], res)
                                       : NAN;
     cx->wall_us[ti] += out->wall_us;
+    if (cli_memory_stop(s, t->label, seed, res))
+        cx->memory_stop = 1;
     if (res->status != SIM_OK && cx->nbad[ti]++ == 0) {
         int ll = cli_expect_livelock_line(s, t->label);
         char why[64] = "";
@@ -448,7 +452,8 @@ static int check_sweep(struct check_ctx *cx)
     cx->nbad = xcalloc(CLI_MAX_LABELS, sizeof *cx->nbad);
     cx->status = xcalloc(CLI_MAX_LABELS, sizeof *cx->status);
     cx->eo = xcalloc(maxexp + 1, sizeof *cx->eo);
-    struct sweep_opts so = {.workers = o->jobs ? o->jobs : 1, .max_events = o->max_events};
+    struct sweep_opts so = {.workers = o->jobs ? o->jobs : 1, .max_events = o->max_events,
+                            .max_memory = cli_max_memory(o)};
     char err[512] = "";
     int rc = sweep_run(njobs, &so, check_job_at, check_sink, cx, err, sizeof err);
     if (rc < 0) {
@@ -522,7 +527,7 @@ static int cmd_check(int argc, char **argv)
         fprintf(stderr, "%s: warning: nothing was checked: no expect line names %s\n", cli_prog,
                 o.policies ? "the policies of -p" : "a policy");
     if (!rc)
-        rc = cx->nfail ? 1 : 0;
+        rc = cx->memory_stop ? 2 : cx->nfail ? 1 : 0;
 out:
     free(cx->targets);
     free(cx);

@@ -6,6 +6,7 @@
  * scenarios are parsed, every policy name and --set resolved, and only then
  * does the database open, so bad input never leaves a half-written result. */
 #include <errno.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,6 +15,7 @@
 #include "sim/cli.h"
 #include "sim/grammar.h"
 #include "sim/refs.h"
+#include "sim/sim.h"
 #include "sim/store.h"
 #include "sim/sweep.h"
 #include "sim/syntax.h"
@@ -34,6 +36,70 @@ int cli_parse_u64(const char *s, uint64_t *out)
         return -1;
     *out = v;
     return 0;
+}
+
+int cli_opt_max_memory(void *opts, const char *v)
+{
+    struct cli_opts *o = opts;
+    char *end;
+    errno = 0;
+    double x = strtod(v, &end);
+    double unit = 1;
+    switch (*end) {
+    case 'k': case 'K': unit = 1024.0; end++; break;
+    case 'm': case 'M': unit = 1024.0 * 1024; end++; break;
+    case 'g': case 'G': unit = 1024.0 * 1024 * 1024; end++; break;
+    case 't': case 'T': unit = 1024.0 * 1024 * 1024 * 1024; end++; break;
+    default: break;
+    }
+    if (unit > 1 && (!strcmp(end, "iB") || !strcmp(end, "B")))
+        end += strlen(end);
+    double bytes = x * unit;
+    if (end == v || *end || errno || !(bytes >= 1024.0 * 1024) || bytes > 1.8e19 || v[0] == '-' || v[0] == '+')
+        return cli_usage_error("bad --max-memory '%s' (expected a size of at least 1M, e.g. 512M or 8G)", v);
+    o->max_memory = (uint64_t)bytes;
+    return 0;
+}
+
+uint64_t cli_max_memory(const struct cli_opts *o)
+{
+    return o->max_memory ? o->max_memory : sim_memory_default();
+}
+
+static void fmt_size(uint64_t b, char *buf, size_t n)
+{
+    if (b >= (UINT64_C(1) << 30))
+        snprintf(buf, n, "%.1f GiB", (double)b / (double)(UINT64_C(1) << 30));
+    else
+        snprintf(buf, n, "%.1f MiB", (double)b / (double)(UINT64_C(1) << 20));
+}
+
+int cli_check_memory(const struct scenario *s, uint64_t budget)
+{
+    int line = 0;
+    char why[200], need[32], lim[32];
+    uint64_t est = sim_memory_estimate(s, &line, why, sizeof why);
+    if (est <= budget)
+        return 0;
+    fmt_size(est, need, sizeof need);
+    fmt_size(budget, lim, sizeof lim);
+    fprintf(stderr,
+            "%s:%d:1: error: the scenario needs about %s of memory at once (%s), over the memory budget of %s "
+            "(--max-memory)\n",
+            s->path, line, need, why, lim);
+    return 2;
+}
+
+int cli_memory_stop(const struct scenario *s, const char *label, uint64_t seed, const struct sim_result *res)
+{
+    if (res->status != SIM_MEMORY_LIMIT)
+        return 0;
+    if (res->status_line > 0)
+        fprintf(stderr, "%s:%d:1: error: %s (under %s, seed %" PRIu64 ")\n", s->path, res->status_line,
+                res->status_msg, label, seed);
+    else
+        fprintf(stderr, "%s: error: %s (under %s, seed %" PRIu64 ")\n", s->path, res->status_msg, label, seed);
+    return 2;
 }
 
 int cli_opt_scenario(void *opts, const char *path)
@@ -174,8 +240,15 @@ int cli_load_all(const struct cli_opts *o, struct scenario **scn)
 {
     for (int i = 0; i < o->npaths; i++) {
         struct diag d;
+        int bad = 0;
         if (cli_load_scenario(o->paths[i], &scn[i], &d) != 0) {
             diag_print(&d);
+            bad = 1;
+        } else if (cli_check_memory(scn[i], cli_max_memory(o)) != 0) {
+            scenario_free(scn[i]);
+            bad = 1;
+        }
+        if (bad) {
             for (int k = 0; k < i; k++)
                 scenario_free(scn[k]);
             return 2;

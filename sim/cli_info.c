@@ -31,6 +31,11 @@ static int cmd_validate(int argc, char **argv)
             bad = 1;
             continue;
         }
+        if (cli_check_memory(s, cli_max_memory(&o)) != 0) {
+            scenario_free(s);
+            bad = 1;
+            continue;
+        }
         printf("%s: ok (%u workflows, %" PRIu64 " handler instances, %u expect lines)\n", s->path, s->nwfs,
                s->nhandler_instances, s->nexpects);
         scenario_free(s);
@@ -38,7 +43,7 @@ static int cmd_validate(int argc, char **argv)
     return bad ? 2 : 0;
 }
 
-static const struct cli_option validate_options[] = {CLI_END};
+static const struct cli_option validate_options[] = {CLI_MAX_MEMORY_OPTION, CLI_END};
 
 const struct cli_command cli_cmd_validate = {
     .name = "validate",
@@ -46,7 +51,8 @@ const struct cli_command cli_cmd_validate = {
     .usage = "SCENARIO...",
     .summary = "parse only; report errors as file:line:col",
     .description = "Parses each scenario and reports the first error of each as\n"
-                   "file:line:col: error: message.  Exits 2 if any is invalid.\n",
+                   "file:line:col: error: message, including a scenario that needs more\n"
+                   "memory at once than the budget allows.  Exits 2 if any is invalid.\n",
     .options = validate_options,
     .arg = validate_arg,
     .run = cmd_validate,

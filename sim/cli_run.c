@@ -100,6 +100,7 @@ static const struct cli_option run_options[] = {
                "show only these metrics (comma-separated names, or a\n"
                "family such as latency.*)"),
     CLI_CALLBACK(0, "max-events", "N", opt_max_events, "stop a run after N events (default 4000000000)"),
+    CLI_MAX_MEMORY_OPTION,
     CLI_END,
 };
 
@@ -160,6 +161,7 @@ struct run_ctx {
     struct store *st;
     int json, csv, markdown, first_json;
     int show[M_COUNT];             /* --metrics: which metrics are printed */
+    int memory_stop;               /* a run reached the memory budget: exit 2 */
     /* the scenario being received: per target and metric, over its seeds */
     struct stats_acc *acc;         /* [CLI_MAX_LABELS * metric_count] */
     uint64_t *never;               /* durations that were "never", kept out of acc */
@@ -521,12 +523,16 @@ static int run_sink(void *ctx, size_t j, struct sweep_out *out)
     if (res->status != SIM_OK) {
         if (rx->progress)
             fprintf(stderr, "\r\033[K");
-        int ll = res->status == SIM_LIVELOCK ? cli_expect_livelock_line(s, t->label) : 0;
-        char why[160] = "";
-        if (ll)
-            snprintf(why, sizeof why, " (expected: %s:%d says this variant livelocks)", s->path, ll);
-        fprintf(stderr, "%s: %s under %s (seed %" PRIu64 "): %s%s\n", cli_prog, s->path, t->label, seed,
-                res->status_msg, why);
+        if (cli_memory_stop(s, t->label, seed, res)) {
+            rx->memory_stop = 1;
+        } else {
+            int ll = res->status == SIM_LIVELOCK ? cli_expect_livelock_line(s, t->label) : 0;
+            char why[160] = "";
+            if (ll)
+                snprintf(why, sizeof why, " (expected: %s:%d says this variant livelocks)", s->path, ll);
+            fprintf(stderr, "%s: %s under %s (seed %" PRIu64 "): %s%s\n", cli_prog, s->path, t->label, seed,
+                    res->status_msg, why);
+        }
         snprintf(rx->status[ti], sizeof rx->status[ti], "%s", sim_status_name(res->status));
     }
     rx->fps[ti] = res->fingerprint;
@@ -634,7 +640,8 @@ static int run_sweep(const struct cli_opts *o, struct scenario **scn, struct cli
     if (rx->json)
         printf("[");
     struct sweep_opts so = {.workers = o->jobs ? o->jobs : 1, .max_events = o->max_events,
-                            .keep_trace = rx->st && o->store_trace, .trace = trace};
+                            .max_memory = cli_max_memory(o), .keep_trace = rx->st && o->store_trace,
+                            .trace = trace};
     char err[512] = "";
     int rc = sweep_run(njobs, &so, run_job_at, run_sink, rx, err, sizeof err);
     if (rc < 0) {
@@ -649,6 +656,8 @@ static int run_sweep(const struct cli_opts *o, struct scenario **scn, struct cli
     free(rx->never);
     free(rx->evals);
     free(rx->eo);
+    if (rc == 0 && rx->memory_stop)
+        rc = 2;
     return rc;
 }
 

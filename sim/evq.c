@@ -10,6 +10,9 @@
  * spread over the buckets below it, which are all empty at that moment.  Each
  * entry only ever moves down, so it moves at most 64 times.
  *
+ * Each bucket 1..64 keeps the least key it holds (tombstones included) as
+ * entries come in, so that emptying it needs one pass, not two.
+ *
  * FIFO among equal times needs no comparison of seq: every bucket is in
  * increasing seq order at all times.  A push appends the largest seq so far;
  * a spread appends a bucket's entries, in order, to buckets that were empty;
@@ -72,6 +75,7 @@ struct evq_bucket {
     struct evq_entry *v;
     size_t len;
     size_t cap;
+    uint64_t min;      /* buckets 1..64, when len > 0: no key in it is smaller */
 };
 
 struct evq {
@@ -87,6 +91,7 @@ struct evq {
     size_t dead;       /* cancelled events whose entries are still queued */
     uint64_t next_seq;
     int64_t now_us;
+    size_t bytes;      /* capacities of slots and buckets, in bytes */
     /* Peek cache: when min_valid, min_key is the smallest live key, it lies
      * in the lowest non-empty bucket, and all smaller keys there are dead.
      * Lets a pop right after a peek skip the search for the minimum.  Any
@@ -116,15 +121,19 @@ static inline evq_handle make_handle(uint32_t gen, uint32_t idx)
     return ((uint64_t)gen << 32) | ((uint64_t)idx + 1);
 }
 
-static void __attribute__((noinline)) bucket_grow(struct evq_bucket *bk)
+static void __attribute__((noinline)) bucket_grow(struct evq *q, struct evq_bucket *bk)
 {
+    size_t cap = bk->cap;
     bk->v = xgrow(bk->v, sizeof *bk->v, &bk->cap, bk->len + 1);
+    q->bytes += (bk->cap - cap) * sizeof *bk->v;
 }
 
-static inline void bucket_append(struct evq_bucket *bk, uint64_t key, uint32_t slot)
+static inline void bucket_append(struct evq *q, struct evq_bucket *bk, uint64_t key, uint32_t slot)
 {
     if (bk->len == bk->cap)
-        bucket_grow(bk);
+        bucket_grow(q, bk);
+    if (bk->len == 0 || key < bk->min)
+        bk->min = key;
     struct evq_entry *e = &bk->v[bk->len++];
     e->key = key;
     e->slot = slot;
@@ -139,7 +148,9 @@ static inline uint32_t slot_alloc(struct evq *q)
         return idx;
     }
     SIM_ASSERT(q->nslots < EVQ_SLOTS_MAX);
+    size_t cap = q->cap_slots;
     q->slots = xgrow(q->slots, sizeof *q->slots, &q->cap_slots, q->nslots + 1);
+    q->bytes += (q->cap_slots - cap) * sizeof *q->slots;
     idx = (uint32_t)q->nslots++;
     q->slots[idx].gen = 1;
     return idx;
@@ -196,6 +207,11 @@ size_t evq_size(const struct evq *q)
     return q->live;
 }
 
+size_t evq_bytes(const struct evq *q)
+{
+    return q->bytes;
+}
+
 int64_t evq_now(const struct evq *q)
 {
     return q->now_us;
@@ -213,7 +229,7 @@ evq_handle evq_push(struct evq *q, int64_t time_us, uint32_t kind, uint32_t a, u
     s->link = SLOT_LIVE;
     uint64_t key = key_of(time_us);
     unsigned j = bucket_of(key, q->last);
-    bucket_append(&q->bk[j], key, idx);
+    bucket_append(q, &q->bk[j], key, idx);
     if (j)
         q->mask |= UINT64_C(1) << (j - 1);
     q->live++;
@@ -233,10 +249,13 @@ static void sweep(struct evq *q)
         size_t to = 0;
         for (size_t k = from; k < bk->len; k++) {
             struct evq_entry e = bk->v[k];
-            if (q->slots[e.slot].link == SLOT_LIVE)
+            if (q->slots[e.slot].link == SLOT_LIVE) {
+                if (to == 0 || e.key < bk->min)
+                    bk->min = e.key;
                 bk->v[to++] = e;
-            else
+            } else {
                 drop_dead(q, e.slot);
+            }
         }
         bk->len = to;
         if (i == 0)
@@ -295,16 +314,10 @@ static void refill(struct evq *q)
     struct evq_entry *v = bk->v;
     size_t n = bk->len;
     SIM_ASSERT(n > 0);
-    uint64_t m;
-    if (q->min_valid) {
-        /* Entries below the cached minimum are tombstones: dropped below. */
-        m = q->min_key;
-    } else {
-        m = v[0].key;
-        for (size_t k = 1; k < n; k++)
-            if (v[k].key < m)
-                m = v[k].key;
-    }
+    /* The new base: the cached live minimum when known (entries below it
+     * are tombstones, dropped below), else the bucket's minimum, kept as
+     * entries came in (so no pass is needed to find it). */
+    uint64_t m = q->min_valid ? q->min_key : bk->min;
     SIM_ASSERT(bucket_of(m, q->last) == i);
     q->last = m;
     q->mask &= ~(UINT64_C(1) << (i - 1));
@@ -317,7 +330,7 @@ static void refill(struct evq *q)
             continue;
         }
         unsigned j = bucket_of(key, m); /* < i, so the shift below is defined */
-        bucket_append(&q->bk[j], key, v[k].slot);
+        bucket_append(q, &q->bk[j], key, v[k].slot);
         filled |= UINT64_C(1) << j;
     }
     q->mask |= filled >> 1;
@@ -326,6 +339,7 @@ static void refill(struct evq *q)
      * different times (the first spread empties all of bucket 64), and
      * keeping every one of them would hold several times the live size. */
     if (bk->cap >= EVQ_BUCKET_KEEP) {
+        q->bytes -= bk->cap * sizeof *bk->v;
         free(bk->v);
         bk->v = NULL;
         bk->cap = 0;
@@ -441,6 +455,7 @@ int evq_check(const struct evq *q)
         for (size_t k = from; k < bk->len; k++) {
             const struct evq_entry *e = &bk->v[k];
             CHECK(bucket_of(e->key, q->last) == i);
+            CHECK(i == 0 || bk->min <= e->key);
             CHECK(e->slot < q->nslots);
             CHECK(!seen[e->slot]);
             seen[e->slot] = 1;

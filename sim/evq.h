@@ -72,6 +72,8 @@ int64_t evq_peek_time(struct evq *q);
 
 /* The number of pending (not cancelled) events; exact. */
 size_t evq_size(const struct evq *q);
+/* Bytes the queue holds (its slots and buckets, by capacity); O(1). */
+size_t evq_bytes(const struct evq *q);
 
 /* The time of the last popped event, INT64_MIN before the first pop. */
 int64_t evq_now(const struct evq *q);

@@ -2,6 +2,7 @@
 #include "sim/jobs.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 #include "sim/util.h"
 
@@ -69,7 +70,9 @@ static void sift_down(struct job_ent *h, uint64_t n, uint64_t i)
 
 static int stale(const struct jobtab *t, const struct job_ent *e)
 {
-    const struct job *j = &t->rows[e->id];
+    if (e->id < t->base)
+        return 1; /* forgotten, so finished */
+    const struct job *j = &t->rows[e->id - t->off];
     return !active(j->status) || j->version != e->version || j->available_us != e->available_us;
 }
 
@@ -86,7 +89,7 @@ static void rebuild(struct jobtab *t)
 
 static void index_row(struct jobtab *t, uint64_t id)
 {
-    const struct job *j = &t->rows[id];
+    const struct job *j = &t->rows[id - t->off];
     if (!active(j->status))
         return;
     if (t->nheap > 64 && t->nheap > 2 * t->live)
@@ -123,10 +126,10 @@ void jobs_free(struct jobtab *t)
 
 uint64_t jobs_add(struct jobtab *t, const struct job *j)
 {
-    t->rows = grow(t, t->rows, sizeof *t->rows, &t->cap, t->n + 1);
+    t->rows = grow(t, t->rows, sizeof *t->rows, &t->cap, t->n - t->off + 1);
     uint64_t id = t->n++;
-    t->rows[id] = *j;
-    t->rows[id].version = 0;
+    t->rows[id - t->off] = *j;
+    t->rows[id - t->off].version = 0;
     if (active(j->status))
         t->live++;
     index_row(t, id);
@@ -136,13 +139,36 @@ uint64_t jobs_add(struct jobtab *t, const struct job *j)
 struct job *jobs_get(struct jobtab *t, uint64_t id)
 {
     SIM_ASSERT(id < t->n);
-    return &t->rows[id];
+    SIM_ASSERT(id >= t->base); /* not forgotten */
+    return &t->rows[id - t->off];
+}
+
+void jobs_forget_below(struct jobtab *t, uint64_t id)
+{
+    SIM_ASSERT(id <= t->n);
+    if (id <= t->base)
+        return;
+    for (uint64_t k = t->base; k < id; k++)
+        SIM_ASSERT(!active(t->rows[k - t->off].status));
+    t->base = id;
+    /* Moved down once the forgotten rows are most of the array, so that
+     * each row is moved O(1) times. */
+    uint64_t dead = t->base - t->off, left = t->n - t->base;
+    if (dead < 64 || dead < left)
+        return;
+    memmove(t->rows, t->rows + dead, (size_t)left * sizeof *t->rows);
+    t->off = t->base;
+    if (t->cap > 128 && left * 4 < t->cap) {
+        t->cap /= 2;
+        t->rows = t->alloc(t->ctx, t->rows, (size_t)t->cap * sizeof *t->rows);
+    }
 }
 
 void jobs_update(struct jobtab *t, uint64_t id, enum job_status st, int64_t available_us)
 {
     SIM_ASSERT(id < t->n);
-    struct job *j = &t->rows[id];
+    SIM_ASSERT(id >= t->base);
+    struct job *j = &t->rows[id - t->off];
     t->live += (uint64_t)active((uint8_t)st) - (uint64_t)active(j->status);
     j->status = (uint8_t)st;
     j->available_us = available_us;
@@ -179,16 +205,16 @@ uint64_t jobs_next_due(struct jobtab *t, int64_t now_us)
 int jobs_check(const struct jobtab *t)
 {
     uint64_t live = 0;
-    for (uint64_t i = 0; i < t->n; i++)
-        live += (uint64_t)active(t->rows[i].status);
+    for (uint64_t i = t->base; i < t->n; i++)
+        live += (uint64_t)active(t->rows[i - t->off].status);
     if (live != t->live)
         return 0;
     for (uint64_t i = 1; i < t->nheap; i++)
         if (ent_less(&t->heap[i], &t->heap[(i - 1) / 2]))
             return 0;
     /* every active row has a current entry */
-    for (uint64_t i = 0; i < t->n; i++) {
-        if (!active(t->rows[i].status))
+    for (uint64_t i = t->base; i < t->n; i++) {
+        if (!active(t->rows[i - t->off].status))
             continue;
         int found = 0;
         for (uint64_t k = 0; k < t->nheap && !found; k++)

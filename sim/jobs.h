@@ -15,7 +15,10 @@
  * outnumber live ones.
  *
  * Memory comes from the allocator given at init (a policy passes the
- * engine's durable allocator, so the table survives host crashes). */
+ * engine's durable allocator, so the table survives host crashes).  A
+ * policy whose rows finish roughly in order (a queue) lets the table forget
+ * the finished rows at its front (jobs_forget_below), so that memory
+ * follows the rows still in play rather than every row ever added. */
 #ifndef SIM_JOBS_H
 #define SIM_JOBS_H
 
@@ -46,8 +49,10 @@ struct job_ent {
 typedef void *(*jobs_realloc_fn)(void *ctx, void *p, size_t n);
 
 struct jobtab {
-    struct job *rows;              /* ids are indices, from 0 */
+    struct job *rows;              /* row id is rows[id - off]; ids from 0 */
     uint64_t n, cap;
+    uint64_t base;                 /* rows below it are forgotten */
+    uint64_t off;                  /* the id of rows[0] (<= base) */
     struct job_ent *heap;
     uint64_t nheap, heap_cap;
     uint64_t live;                 /* active rows */
@@ -65,6 +70,9 @@ void jobs_free(struct jobtab *t);
  * the next jobs_add. */
 uint64_t jobs_add(struct jobtab *t, const struct job *j);
 struct job *jobs_get(struct jobtab *t, uint64_t id);
+/* Forgets the rows below id (all COMPLETED or FAILED, not yet forgotten
+ * or already): jobs_get no longer answers for them.  Amortised O(1) a row. */
+void jobs_forget_below(struct jobtab *t, uint64_t id);
 /* Changes a row's status and available time, keeping the index right. */
 void jobs_update(struct jobtab *t, uint64_t id, enum job_status st, int64_t available_us);
 /* The active row with the earliest (available_us, id), or UINT64_MAX if

@@ -25,7 +25,8 @@
  *    system would find by asking its session.
  *  - What has happened: the items published so far and which are pending
  *    (sim_item, sim_pending_count, sim_pending_oldest), its runs' records
- *    and results (sim_run_get, on_run_end), the clock (sim_now).
+ *    and results (sim_run_get, on_run_end: see RUN RECORDS for how long a
+ *    record is kept), the clock (sim_now).
  *  - Two named workload properties that the code of a handler would show
  *    a real scheduler: which topics' events carry context keys
  *    (sim_topic_keyed) and which topics a consumer pairs (sim_correlates).
@@ -69,6 +70,25 @@
  * alarms, tickers) are volatile: they die with the incarnation that made
  * them.  Pointers the engine returns (sim_item, sim_topo, sim_run_taken)
  * are borrowed: valid until the hook returns unless said otherwise.
+ *
+ * RUN RECORDS AND ITEMS: what is kept.  The engine's memory follows live
+ * state, as a real run table and queue that delete finished rows do, so a
+ * simulation of a year costs what its busiest instant costs.
+ *  - A run's record (sim_run_get, sim_run_taken, resume_of) is kept while
+ *    the run is active, during its own on_run_end, while it is the latest
+ *    run started of its handler, and while the policy holds it
+ *    (sim_run_hold ... sim_run_release; holds are durable: they survive
+ *    crashes).  After that its id is dead: reading it is a bug that stops
+ *    simrun (internal error).  So a policy that looks back only at each
+ *    handler's latest run, or at a run in its own on_run_end, needs
+ *    nothing; one that keeps run ids of its own (a job table's latest run,
+ *    a run to resume later while others of its handler start) holds them.
+ *    sim_run_kept says whether an id is still readable.
+ *  - An item is kept while it is pending or a kept run's reservation holds
+ *    it; after that sim_item returns a record whose state is ITEM_GONE
+ *    (consumer UINT32_MAX, the rest zero): it is not pending, and that is
+ *    all a policy can still learn of it.
+ *  Run and item ids stay dense and monotonic whatever is kept.
  *
  * COST.  Engine calls below are O(1) unless their comment says
  * otherwise.  Each timer or alarm that fires and each ticker tick counts
@@ -240,7 +260,8 @@ void sim_ticker_stop(struct sim *sim, int ticker);
 
 /* --- items -------------------------------------------------------------------
  * An item is an event as seen by one consumer.  Pending = published, not
- * yet committed by any run, not dropped. */
+ * yet committed by any run, not dropped.  Kept while pending or held by a
+ * kept run (RUN RECORDS above); ITEM_GONE once it is neither. */
 struct sim_item {
     int64_t origin_us;             /* publish or source arrival: latency origin */
     int64_t publish_us;            /* when it entered the topic */
@@ -249,7 +270,8 @@ struct sim_item {
     uint16_t topic;                /* workflow-local topic index */
     uint8_t state;                 /* ITEM_PENDING, ITEM_DONE, ITEM_DROPPED */
 };
-enum { ITEM_PENDING, ITEM_DONE, ITEM_DROPPED };
+enum { ITEM_PENDING, ITEM_DONE, ITEM_DROPPED, ITEM_GONE };
+/* Any item id published so far.  O(1). */
 const struct sim_item *sim_item(const struct sim *sim, uint64_t item);
 /* Items published so far: ids are 0 .. sim_item_count() - 1, in publish
  * order.  A policy whose queue lives outside the host (a message broker, a
@@ -257,8 +279,7 @@ const struct sim_item *sim_item(const struct sim *sim, uint64_t item);
  * at the restart (on_publish reaches only a host that is up). */
 uint64_t sim_item_count(const struct sim *sim);
 uint32_t sim_pending_count(const struct sim *sim, uint32_t consumer);
-/* Publish time of the consumer's oldest pending item, SIM_NEVER if none.
- * O(committed or dropped items ahead of it in its queue). */
+/* Publish time of the consumer's oldest pending item, SIM_NEVER if none. */
 int64_t sim_pending_oldest(const struct sim *sim, uint32_t consumer);
 /* The ids of the consumer's pending items, oldest first: writes at most max
  * of them to out and returns how many there are.  For recovery: items
@@ -306,7 +327,8 @@ struct run_req {
  * on_run_end reports the result.  O(items offered, or pending for the
  * handler when offer is NULL).  During a graceful stop it starts nothing
  * and returns 0: a safety net for a policy without on_stop (one with it
- * knows not to ask).  Also 0 when the run limit stops the simulation. */
+ * knows not to ask).  Also 0 when the run limit or the memory budget stops
+ * the simulation.  resume_of must name a kept run (RUN RECORDS). */
 uint64_t sim_run_start(struct sim *sim, const struct run_req *rq);
 
 /* Delivers result `id` of handler h (an id the policy chooses, unique in the
@@ -318,7 +340,7 @@ uint64_t sim_run_start(struct sim *sim, const struct run_req *rq);
 int sim_deliver(struct sim *sim, uint32_t handler, uint64_t id);
 
 /* A run record (durable: it survives crashes, as the run table of a real
- * system would). */
+ * system would; kept as RUN RECORDS above says). */
 struct sim_run_info {
     uint32_t handler;
     uint32_t worker;
@@ -333,10 +355,17 @@ struct sim_run_info {
     uint64_t retry_of, resume_of, tag;
     int64_t wake_us;               /* its script's wake request, SIM_NEVER if none */
 };
+/* The record of a kept run (RUN RECORDS above). */
 void sim_run_get(const struct sim *sim, uint64_t run, struct sim_run_info *out);
-/* The items run `run` reserved (its script's take), n in *n; valid until
+/* The items a kept run reserved (its script's take), n in *n; valid until
  * the next sim_run_start. */
 const uint64_t *sim_run_taken(const struct sim *sim, uint64_t run, uint32_t *n);
+/* Keeps run's record readable until the matching sim_run_release (counted:
+ * two holds need two releases).  The run must still be kept when held. */
+void sim_run_hold(struct sim *sim, uint64_t run);
+void sim_run_release(struct sim *sim, uint64_t run);
+/* 1 while run's record is kept (readable), 0 once it is not. */
+int sim_run_kept(const struct sim *sim, uint64_t run);
 /* Number of runs of this handler currently active. */
 uint32_t sim_active_runs(const struct sim *sim, uint32_t handler);
 /* Ends active run `run` now, as its system kills it (a deleted Kubernetes

@@ -662,16 +662,32 @@ static int cmp_contrib(const void *a, const void *b)
     return (x->seq > y->seq) - (x->seq < y->seq);
 }
 
+/* Random crash lines: a crash and a restart per mean cycle (mtbf + mttr)
+ * before the horizon.  Appended to c[k..); returns the new count. */
+static size_t add_random_crashes(const struct scenario *s, struct contrib *c, size_t k)
+{
+    for (uint32_t i = 0; i < s->ncrashes; i++) {
+        const struct crash_def *cd = &s->crashes[i];
+        if (!cd->random)
+            continue;
+        double cycles = (double)s->horizon_us / ((double)cd->mtbf_us + (double)cd->mttr_us);
+        c[k] = (struct contrib){.line = cd->line, .seq = k, .n = 2 * cycles};
+        k++;
+    }
+    return k;
+}
+
 /* The mean number of events the scenario publishes before the horizon, over
- * all instances, must stay under SCN_MAX_EXPECTED_EVENTS; the error names
- * the line at which the running sum (in file order) passes the limit. */
+ * all instances, plus the crashes and restarts its random crash lines draw,
+ * must stay under SCN_MAX_EXPECTED_EVENTS; the error names the line at
+ * which the running sum (in file order) passes the limit. */
 static int check_expected_events(struct parser *p)
 {
     const struct scenario *s = p->s;
     size_t nh = 0, k = 0;
     for (uint16_t f = 0; f < s->nwfs; f++)
         nh += s->wfs[f].nhandlers;
-    size_t n = (size_t)s->npubs + s->nsources + nh + 1;
+    size_t n = (size_t)s->npubs + s->nsources + nh + s->ncrashes + 1;
     struct contrib *c = xcalloc(n, sizeof *c);
     for (uint32_t i = 0; i < s->npubs; i++) {
         const struct topic_ent *te = find_topic(p, s->pubs[i].topic);
@@ -690,6 +706,7 @@ static int check_expected_events(struct parser *p)
                                     fires_estimate(p, &hd->sched) * hd->emit_n * (double)s->wfs[f].count};
             k++;
         }
+    k = add_random_crashes(s, c, k);
     qsort(c, k, sizeof *c, cmp_contrib);
     double sum = 0;
     int rc = 0;
@@ -698,7 +715,7 @@ static int check_expected_events(struct parser *p)
         if (sum > SCN_MAX_EXPECTED_EVENTS) {
             rc = perr(p, c[i].line, 1,
                       "the scenario would publish about %.3g events by this line, over the limit of %.0f "
-                      "(mean events before the horizon, all instances)",
+                      "(mean events published and crashes drawn before the horizon, all instances)",
                       sum, SCN_MAX_EXPECTED_EVENTS);
             break;
         }

@@ -37,7 +37,10 @@
 #define SCN_MAX_INSTANCES   1000000     /* all workflow instances (sum of x N) */
 #define SCN_MAX_HANDLER_INSTANCES 4000000
 #define SCN_MAX_HORIZON_US  (INT64_C(3660) * 86400 * 1000000) /* ~10 years */
-#define SCN_MAX_EXPECTED_EVENTS 200000000.0 /* mean events over the horizon, summed */
+/* Mean events published (and random crashes drawn) over the horizon,
+ * summed: a run of more would stop at the engine's default event limit.
+ * Memory is the budget's business (sim_memory_estimate), not this one's. */
+#define SCN_MAX_EXPECTED_EVENTS 4000000000.0
 #define SCN_MAX_TRACE_LINES 10000000    /* lines in one trace file */
 #define SCN_MAX_PARAMS      64          /* set/variant key=value pairs in all */
 
@@ -418,6 +421,9 @@ struct sched_read {
  * then (later ones are the future), read with rd (NULL: as written). */
 int64_t schedule_next_asof(const struct scenario *s, const struct schedule *sc, int64_t after_us, int inclusive,
                            int64_t asof_us, const struct sched_read *rd);
+/* The last nominal instant <= t_us (0 <= t_us < horizon) as a reader at
+ * asof_us sees the schedule, -1 if none. */
+int64_t schedule_prev_asof(const struct scenario *s, const struct schedule *sc, int64_t t_us, int64_t asof_us);
 /* The schedule in force at t_us (changes by then applied). */
 struct sched_state {
     int enabled;

@@ -196,6 +196,53 @@ static int64_t next_of(const struct scenario *s, const struct schedule *sc, int6
     return first_from_changed(s, sc, from_us, n, rd);
 }
 
+/* The last instant <= t_us (t_us >= 0) of one definition, -1 if none. */
+static int64_t def_last(const struct scenario *s, const struct sdef *d, int64_t t_us)
+{
+    if (d->never)
+        return -1;
+    switch (d->kind) {
+    case SCHED_EVERY:
+        return t_us < d->offset_us ? -1 : d->offset_us + (t_us - d->offset_us) / d->every_us * d->every_us;
+    case SCHED_AT:
+        return d->at_us <= t_us ? d->at_us : -1;
+    case SCHED_CRON: {
+        /* fires are whole seconds: the last one <= t is the last one before
+         * the next whole second */
+        int64_t f = cal_cron_prev(&d->cron, d->zone, s->start_utc_s + t_us / US_PER_S + 1);
+        return f == INT64_MIN || f < s->start_utc_s ? -1 : (f - s->start_utc_s) * US_PER_S;
+    }
+    case SCHED_NONE:
+        break;
+    }
+    return -1;
+}
+
+int64_t schedule_prev_asof(const struct scenario *s, const struct schedule *sc, int64_t t_us, int64_t asof_us)
+{
+    SIM_ASSERT(t_us >= 0);
+    uint32_t n = changes_by(sc, asof_us);
+    struct sdef d;
+    def_base(sc, &d);
+    int enabled = 1;
+    int64_t best = -1, seg_from = 0;
+    /* Segments in time order: the last instant <= t of each enabled one,
+     * from its start; the latest found wins. */
+    for (uint32_t i = 0; i <= n && seg_from <= t_us; i++) {
+        int64_t seg_end = i < n ? sc->changes[i].at_us : SIM_NEVER;
+        if (enabled) {
+            int64_t c = def_last(s, &d, seg_end - 1 < t_us ? seg_end - 1 : t_us);
+            if (c >= seg_from)
+                best = c;
+        }
+        if (i < n) {
+            change_apply(&sc->changes[i], &enabled, &d, NULL);
+            seg_from = seg_end;
+        }
+    }
+    return best;
+}
+
 /* --- the questions ------------------------------------------------------------ */
 
 uint64_t schedule_dues(const struct scenario *s, const struct schedule *sc, int64_t from_us, int64_t to_us,

@@ -41,6 +41,7 @@ const char *sim_status_name(enum sim_status s)
     case SIM_OK: return "ok";
     case SIM_LIVELOCK: return "livelock";
     case SIM_EVENT_LIMIT: return "event-limit";
+    case SIM_MEMORY_LIMIT: return "memory-limit";
     }
     return "?";
 }
@@ -48,8 +49,12 @@ const char *sim_status_name(enum sim_status s)
 void *sim_dalloc(struct sim *sim, size_t n)
 {
     void *p = xcalloc(1, n);
+    size_t cap = sim->dalloc_cap;
     sim->dallocs = xgrow(sim->dallocs, sizeof *sim->dallocs, &sim->dalloc_cap, sim->ndalloc + 1);
-    sim->dallocs[sim->ndalloc++] = p;
+    sim->dalloc_sz = xgrow(sim->dalloc_sz, sizeof *sim->dalloc_sz, &cap, sim->ndalloc + 1);
+    sim->dallocs[sim->ndalloc] = p;
+    sim->dalloc_sz[sim->ndalloc++] = n;
+    sim->mem_var += n;
     return p;
 }
 
@@ -60,6 +65,9 @@ void *sim_drealloc(struct sim *sim, void *p, size_t n)
     for (size_t i = 0; i < sim->ndalloc; i++) {
         if (sim->dallocs[i] == p) {
             sim->dallocs[i] = xrealloc(p, n);
+            sim->mem_var += n;
+            sim->mem_var -= sim->dalloc_sz[i];
+            sim->dalloc_sz[i] = n;
             return sim->dallocs[i];
         }
     }
@@ -72,7 +80,10 @@ void sim_dfree(struct sim *sim, void *p)
     for (size_t i = 0; i < sim->ndalloc; i++) {
         if (sim->dallocs[i] == p) {
             free(p);
-            sim->dallocs[i] = sim->dallocs[--sim->ndalloc];
+            sim->mem_var -= sim->dalloc_sz[i];
+            sim->ndalloc--;
+            sim->dallocs[i] = sim->dallocs[sim->ndalloc];
+            sim->dalloc_sz[i] = sim->dalloc_sz[sim->ndalloc];
             return;
         }
     }
@@ -218,11 +229,22 @@ static void setup(struct sim *sim)
     sim->end_us = s->horizon_us + s->drain_us;
     sim->policy_rng = rng_stream(seed, RNG_POLICY, 0, 0);
     sim->orphans = xcalloc(sim->w.ninst ? sim->w.ninst : 1, sizeof *sim->orphans);
-    sim->hs = xcalloc(sim->w.nh ? sim->w.nh : 1, sizeof *sim->hs);
+    sim->hs = xmalloc_aligned(64, (sim->w.nh ? sim->w.nh : 1) * sizeof *sim->hs);
+    memset(sim->hs, 0, (sim->w.nh ? sim->w.nh : 1) * sizeof *sim->hs);
+    sim->inst_runs = xcalloc(sim->w.nh ? sim->w.nh : 1, sizeof *sim->inst_runs);
     for (uint32_t h = 0; h < sim->w.nh; h++) {
-        sim->hs[h].dur = rng_stream(seed, RNG_DURATION, h, 0);
-        sim->hs[h].fault = rng_stream(seed, RNG_FAULT, h, 0);
+        struct handler_state *hs = &sim->hs[h];
+        hs->dur = rng_stream(seed, RNG_DURATION, h, 0);
+        hs->fault = rng_stream(seed, RNG_FAULT, h, 0);
+        hs->pend_head = hs->pend_tail = hs->latest = ITEM_NIL;
+        hs->inst = sim->w.h[h].inst;
+        hs->wf = sim->w.h[h].wf;
+        hs->hidx = sim->w.h[h].h;
     }
+    sim->items_free = sim->runs_free = sim->hook_slot = ITEM_NIL;
+    idmap_init(&sim->item_map);
+    idmap_init(&sim->run_map);
+    sim__mem_setup(sim);
     /* Publish streams: one per (publish line, instance that has the topic).
      * The topic is looked up once per template, not once per instance. */
     for (uint32_t p = 0; p < s->npubs; p++) {
@@ -238,6 +260,7 @@ static void setup(struct sim *sim)
                 sim->pubs = xgrow(sim->pubs, sizeof *sim->pubs, &sim->pubs_cap, sim->npubs + 1);
                 struct pub_stream *ps = &sim->pubs[sim->npubs];
                 ps->topic = sim->w.inst_first_t[in] + (uint32_t)t;
+                ps->origin = p;
                 arr_init(&ps->g, &s->pubs[p].arr, s, rng_stream(seed, RNG_PUBLISH, p, in),
                          rng_stream(seed, RNG_KEYS, p, in));
                 if (ps->g.next_us != SIM_NEVER)
@@ -247,7 +270,10 @@ static void setup(struct sim *sim)
         }
     }
     size_t nsrc = (size_t)sim->w.ninst * s->nsources;
-    sim->srcs = xcalloc(nsrc ? nsrc : 1, sizeof *sim->srcs);
+    sim->srcs = xmalloc_aligned(64, (nsrc ? nsrc : 1) * sizeof *sim->srcs);
+    memset(sim->srcs, 0, (nsrc ? nsrc : 1) * sizeof *sim->srcs);
+    for (size_t i = 0; i < nsrc; i++)
+        sim->srcs[i].cap = SRC_INLINE;
     for (uint32_t in = 0; in < sim->w.ninst; in++)
         for (uint16_t k = 0; k < s->nsources; k++)
             arr_init(&sim->srcs[(size_t)in * s->nsources + k].g, &s->sources[k].arr, s,
@@ -277,7 +303,7 @@ static void dispatch(struct sim *sim, const struct evq_event *ev)
         sim__publish_stream(sim, ev->a);
         break;
     case EV_PHASE:
-        sim__run_phase(sim, ev->b);
+        sim__run_phase(sim, ev->a, ev->b);
         break;
     case EV_TIMER:
         if (EV_EPOCH(ev->kind) != (sim->epoch & 0xffffffu) || !sim->accepting)
@@ -333,6 +359,50 @@ static void dispatch(struct sim *sim, const struct evq_event *ev)
     }
 }
 
+/* Frees everything the simulation holds (the checker is already gone). */
+static void sim_free(struct sim *sim)
+{
+    const struct scenario *s = sim->scn;
+    evq_free(sim->q);
+    for (size_t i = 0; i < sim->ndalloc; i++)
+        free(sim->dallocs[i]);
+    free(sim->dallocs);
+    free(sim->dalloc_sz);
+    for (size_t i = 0; i < (size_t)sim->w.ninst * s->nsources; i++)
+        if (sim->srcs[i].cap > SRC_INLINE)
+            free(sim->srcs[i].a);
+    free(sim->srcs);
+    free(sim->hs);
+    free(sim->inst_runs);
+    free(sim->items);
+    idmap_free(&sim->item_map);
+    free(sim->orphans);
+    for (uint32_t i = 0; i < sim->runs_hw; i++)
+        if (sim->runs[i].id && sim->runs[i].ntaken > 1)
+            free(sim->runs[i].big);
+    free(sim->runs);
+    idmap_free(&sim->run_map);
+    free(sim->active);
+    free(sim->active_ck);
+    free(sim->pubs);
+    free(sim->tickers);
+    sim__api_free(sim);
+    sim__mem_free(sim);
+    free(sim->crash_down);
+    free(sim->crash_rng);
+    free(sim->sc_items);
+    free(sim->sc_ids);
+    free(sim->sc_slots);
+    free(sim->sc_take);
+    free(sim->fault_n);
+    world_free(&sim->w);
+    if (sim->eff) {
+        grammar_release(sim->eff);
+        free(sim->eff);
+    }
+    free(sim);
+}
+
 void sim_run(const struct scenario *s, const struct policy_ops *ops, const struct params *ps,
              const struct sim_opts *o, struct sim_result *out)
 {
@@ -362,17 +432,19 @@ void sim_run(const struct scenario *s, const struct policy_ops *ops, const struc
             sim__stop(sim, SIM_EVENT_LIMIT, m);
             break;
         }
+        if (sim__mem_check(sim))
+            break;
         dispatch(sim, &ev);
     }
 
     /* The end: runs still active are cut off; the host stops. */
     while (sim->nactive) {
-        uint64_t id = sim->active[0];
-        struct run_rec *r = &sim->runs[id];
+        uint32_t slot = sim->active[0];
+        struct run_rec *r = &sim->runs[slot];
         if (r->ev)
             evq_cancel(sim->q, r->ev);
         r->ev = 0;
-        sim__run_finish(sim, id, OUT_CUTOFF);
+        sim__run_finish(sim, slot, OUT_CUTOFF);
     }
     if (sim->host_up) {
         sim__tickers_stop_all(sim);
@@ -382,40 +454,10 @@ void sim_run(const struct scenario *s, const struct policy_ops *ops, const struc
         sim->accepting = 0;
     }
     out->end_us = sim->now_us;
+    out->peak_memory = sim->mem_peak;
     facts_close(&sim->fx, sim->now_us, out);
     out->ck.livelock = out->status == SIM_LIVELOCK;
-
-    evq_free(sim->q);
-    for (size_t i = 0; i < sim->ndalloc; i++)
-        free(sim->dallocs[i]);
-    free(sim->dallocs);
-    for (size_t i = 0; i < (size_t)sim->w.ninst * sim->scn->nsources; i++) {
-        free(sim->srcs[i].t_us);
-        free(sim->srcs[i].key);
-    }
-    free(sim->srcs);
-    for (uint32_t h = 0; h < sim->w.nh; h++)
-        free(sim->hs[h].pend);
-    free(sim->hs);
-    free(sim->items);
-    free(sim->orphans);
-    free(sim->runs);
-    free(sim->taken);
-    free(sim->active);
-    free(sim->pubs);
-    free(sim->tickers);
-    sim__api_free(sim);
-    free(sim->crash_down);
-    free(sim->crash_rng);
-    free(sim->sc_items);
-    free(sim->sc_ids);
-    free(sim->sc_take);
-    world_free(&sim->w);
-    if (sim->eff) {
-        grammar_release(sim->eff);
-        free(sim->eff);
-    }
-    free(sim);
+    sim_free(sim);
 }
 
 void sim_result_free(struct sim_result *r)

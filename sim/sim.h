@@ -30,7 +30,7 @@
 
 /* --- Running a simulation ------------------------------------------------ */
 
-enum sim_status { SIM_OK, SIM_LIVELOCK, SIM_EVENT_LIMIT };
+enum sim_status { SIM_OK, SIM_LIVELOCK, SIM_EVENT_LIMIT, SIM_MEMORY_LIMIT };
 const char *sim_status_name(enum sim_status s);
 
 /* Livelock rules (see docs/metrics.md), each of which stops the run with
@@ -49,13 +49,12 @@ const char *sim_status_name(enum sim_status s);
 #define SIM_LIVELOCK_STREAK  100000
 #define SIM_LIVELOCK_TIMERS  1000000
 #define SIM_MAX_EVENTS_DEFAULT UINT64_C(4000000000)
-/* Runs are durable records (about 130 bytes each with the checker's share):
- * a policy that starts runs without bound would otherwise exhaust memory
- * before the event limit.  Reaching the limit stops the run like the event
- * limit does. */
+/* Memory follows live state: a run's record lives while the run is active
+ * or kept (sim/policy_api.h, RUN RECORDS), an item's while it is pending or
+ * held by a kept run; nothing grows with the horizon but what the user asks
+ * to keep (a trace).  These bound the *live* ones: reaching either stops
+ * the run like the event limit does. */
 #define SIM_MAX_RUNS_DEFAULT UINT64_C(64000000)
-/* Items (an event times its subscribers) are durable too, about 50 bytes
- * each: the same stop past this many. */
 #define SIM_MAX_ITEMS_DEFAULT UINT64_C(200000000)
 
 struct sim_opts {
@@ -65,18 +64,23 @@ struct sim_opts {
     uint64_t max_events;           /* 0: SIM_MAX_EVENTS_DEFAULT */
     uint64_t max_runs;             /* 0: SIM_MAX_RUNS_DEFAULT */
     uint64_t max_items;            /* 0: SIM_MAX_ITEMS_DEFAULT */
+    /* The memory budget in bytes (0: sim_memory_default(); UINT64_MAX: none).
+     * A run whose state reaches it stops with SIM_MEMORY_LIMIT. */
+    uint64_t max_memory;
     const char *label;             /* policy label for the text trace */
 };
 
 struct sim_result {
     enum sim_status status;
     char status_msg[256];
+    int status_line;               /* SIM_MEMORY_LIMIT: the scenario line that drove it, 0 none */
     uint64_t fingerprint;
     uint64_t events;               /* events popped from the queue */
     int64_t end_us;
     struct checker_result ck;
     struct trace_rec *trace;       /* keep_trace only */
     size_t ntrace;
+    uint64_t peak_memory;          /* the most the budget's count reached, in bytes */
 };
 
 /* Simulates s under ops with parameters ps.  Always completes (a livelock
@@ -85,5 +89,14 @@ struct sim_result {
 void sim_run(const struct scenario *s, const struct policy_ops *ops, const struct params *ps,
              const struct sim_opts *o, struct sim_result *out);
 void sim_result_free(struct sim_result *r);
+
+/* The default memory budget: half of the machine's memory (MemTotal in
+ * /proc/meminfo), 4 GiB when that cannot be read. */
+uint64_t sim_memory_default(void);
+/* What scenario s needs at least, at once, in bytes (its instances, and its
+ * largest burst of items at one instant), the same count as the budget's;
+ * *line: the line that drives it (a workflow's or a burst's).  The CLI
+ * checks it against the budget before simulating. */
+uint64_t sim_memory_estimate(const struct scenario *s, int *line, char *why, size_t n);
 
 #endif

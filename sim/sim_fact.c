@@ -111,7 +111,7 @@ void fact_orphan(struct facts *f, uint32_t topic, uint32_t key)
 
 void fact_run_start(struct facts *f, const struct fact_start *s)
 {
-    checker_run_start(f->ck, s->run, s->handler, s->reason, s->due_us, s->resume_of, s->taken, s->ntaken, *f->now);
+    checker_run_start_at(f->ck, s->ck, s->run, s->handler, s->reason, s->due_us, s->taken, s->ntaken, *f->now);
     fold(f, FACT_RUN_START, s->run, s->handler);
     fold(f, FOLD_RUN_START_WORK, s->ntaken, (uint64_t)s->due_us);
     if (f->tracing) {
@@ -138,9 +138,9 @@ void fact_phase(struct facts *f, uint64_t run, uint32_t handler, enum run_phase 
     }
 }
 
-void fact_mutation(struct facts *f, uint64_t run, uint32_t handler)
+void fact_mutation(struct facts *f, uint64_t run, uint32_t handler, struct checker_run *ck)
 {
-    checker_mutated(f->ck, run, *f->now);
+    checker_mutated_at(f->ck, ck, *f->now);
     fold(f, FACT_MUTATION, run, 0);
     if (f->tracing) {
         struct trace_rec r;
@@ -150,9 +150,9 @@ void fact_mutation(struct facts *f, uint64_t run, uint32_t handler)
 }
 
 void fact_run_end(struct facts *f, uint64_t run, uint32_t handler, enum run_outcome out, enum run_phase phase,
-                  enum fail_class fail)
+                  enum fail_class fail, struct checker_run *ck)
 {
-    checker_run_end(f->ck, run, out, *f->now);
+    checker_run_end_at(f->ck, ck, out, *f->now);
     fold(f, FACT_RUN_END, run, (uint64_t)out);
     if (f->tracing) {
         struct trace_rec r;
@@ -270,4 +270,9 @@ void fact_note(struct facts *f, int64_t handler, const char *fmt, va_list ap)
         vsnprintf(r.note, sizeof r.note, fmt, ap);
         emit(f, &r);
     }
+}
+
+void fact_item_retired(struct facts *f, uint64_t item)
+{
+    checker_item_retire(f->ck, item, *f->now);
 }

@@ -33,6 +33,24 @@ static int has_empty_rule(const struct handler_def *hd)
     return 0;
 }
 
+static int has_det_rule(const struct handler_def *hd)
+{
+    for (uint8_t k = 0; k < hd->nfails; k++)
+        if (hd->fails[k].cls != FAIL_DELIVERY && (hd->fails[k].first_n || hd->fails[k].attempts))
+            return 1;
+    return 0;
+}
+
+/* Counts a run of a handler with deterministic rules: fault_n[2h] those
+ * with work, fault_n[2h + 1] all (the table is made at the first). */
+static void det_count(struct sim *sim, uint32_t h, int has_work)
+{
+    if (!sim->fault_n)
+        sim->fault_n = xcalloc((size_t)sim->w.nh * 2, sizeof *sim->fault_n);
+    sim->fault_n[2 * (size_t)h + 1]++;
+    sim->fault_n[2 * (size_t)h] += (uint32_t)has_work;
+}
+
 static void set_fail(struct handler_state *hs, struct run_rec *r, const struct fail_rule *fr, int has_work)
 {
     r->fail = (uint8_t)fr->cls;
@@ -48,14 +66,15 @@ void sim__draw_failure(struct sim *sim, struct run_rec *r, int has_work)
     const struct handler_def *hd = world_hdef(&sim->w, r->handler);
     if (!has_work && !has_empty_rule(hd))
         return;
-    hs->nall++;
-    hs->nwork += (uint32_t)has_work;
     uint32_t u = (uint32_t)rng_below(&hs->fault, 1000000);
-    for (uint8_t k = 0; k < hd->nfails; k++) {
+    if (has_det_rule(hd))
+        det_count(sim, r->handler, has_work);
+    const uint32_t *nwork = sim->fault_n ? &sim->fault_n[2 * (size_t)r->handler] : NULL;
+    for (uint8_t k = 0; nwork && k < hd->nfails; k++) {
         const struct fail_rule *fr = &hd->fails[k];
         if (fr->cls == FAIL_DELIVERY || (!has_work && !fr->empty) || (!fr->first_n && !fr->attempts))
             continue;
-        if (det_hit(fr, fr->empty ? hs->nall : hs->nwork)) {
+        if (det_hit(fr, fr->empty ? nwork[1] : nwork[0])) {
             set_fail(hs, r, fr, has_work);
             return;
         }

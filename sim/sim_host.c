@@ -50,15 +50,13 @@ static void host_down(struct sim *sim, enum run_outcome out)
         /* Items that lived only in the policy's memory are gone. */
         for (uint32_t h = 0; h < sim->w.nh; h++) {
             struct handler_state *hs = &sim->hs[h];
-            for (uint32_t i = hs->pend_head; i < hs->pend_n; i++) {
-                uint64_t id = hs->pend[i];
-                if (sim->items[id].state != ITEM_PENDING)
-                    continue;
-                sim->items[id].state = ITEM_DROPPED;
+            while (hs->pend_head != ITEM_NIL) {
+                uint32_t slot = hs->pend_head;
+                uint64_t id = sim->items[slot].id;
+                sim__item_gone(sim, slot, ITEM_DROPPED);
                 fact_drop(&sim->fx, id, h, DROP_CRASH);
+                sim__item_release(sim, slot);
             }
-            hs->pend_head = hs->pend_n = 0;
-            hs->npending = 0;
         }
     }
 }

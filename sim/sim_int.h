@@ -17,14 +17,25 @@
  *    nothing a policy set survives either.  alarms[0..nalarms) and
  *    tickers[0..ntickers) belong to the current incarnation of the policy
  *    (both are emptied when the host goes down).
- *  - Runs: runs[1..nruns] (ids dense from 1); a run is active iff it is in
- *    active[0..nactive) at its slot aslot, and hs[h].active counts the
- *    active runs of handler h.  A run's reservation is
- *    taken[taken_off .. taken_off + ntaken).
- *  - Items: ids dense from 0; state moves only from ITEM_PENDING to
- *    ITEM_DONE or ITEM_DROPPED.  hs[c].npending counts c's pending items,
- *    all of which are in hs[c].pend[pend_head..pend_n), in publish order,
- *    among dead entries.
+ *  - Runs: ids dense from 1 (nruns issued so far); only *kept* runs have a
+ *    record, in runs[] at the slot run_map gives (the rest of the slots are
+ *    on the free list, id 0).  A run is kept while it is active, while its
+ *    on_run_end hook runs (in_hook), while it is the latest run started of
+ *    its handler (hs[h].latest), and while the policy holds it (holds > 0);
+ *    the moment none is true its record is freed (run_unref).  A run is
+ *    active iff it is in active[0..nactive) (slots) at its index aslot, and
+ *    hs[h].active counts the active runs of handler h.  A kept run's
+ *    reservation (its taken items) holds a reference on each item.
+ *  - Items: ids dense from 0 (nitems issued so far); only *live* items have
+ *    a record, in items[] at the slot item_map gives.  State moves only from
+ *    ITEM_PENDING to ITEM_DONE or ITEM_DROPPED; an item is live while it is
+ *    pending or a kept run's reservation holds it (refs > 0), and retired
+ *    (its record freed, the checker told) the moment neither is true.
+ *    hs[c].npending counts c's pending items, exactly the items of the list
+ *    hs[c].pend_head .. pend_tail (slots, linked by prev/next), in publish
+ *    order.
+ *  - Sources: a source buffer keeps arrivals [base, n) (absolute indices);
+ *    those below its producer's cursor are published and may be dropped.
  *  - Facts: only the fact layer (fact_* in sim/sim_fact.c) tells the
  *    checker, folds the fingerprint and writes the trace; sim/api.c records
  *    one, through it: the end of a run a policy cancels (sim_run_cancel).
@@ -38,6 +49,7 @@
 
 #include "sim/arrival.h"
 #include "sim/evq.h"
+#include "sim/idmap.h"
 #include "sim/sim.h"
 
 /* --- The fact layer (sim/sim_fact.c) ---------------------------------------
@@ -69,6 +81,7 @@
  *     trigger    -                           workflow, 0
  *     phase, horizon, stopped, note: trace only
  *     wakeups    checker_wakeups(n)          -
+ *     (retired   checker_item_retire         -: memory, not a fact)
  *
  * A run start carries its script's wake request: the checker hears both
  * from fact_run_start, and the start record's wake_us shows it. */
@@ -110,6 +123,7 @@ struct fact_start {
     uint64_t resume_of;            /* 0: none */
     const uint64_t *taken;         /* the items its script took */
     uint32_t ntaken;
+    struct checker_run *ck;        /* the checker's record of it, in the run's own */
 };
 
 void fact_publish(struct facts *f, uint64_t item, uint32_t consumer, int64_t origin_us, uint32_t key);
@@ -117,9 +131,9 @@ void fact_drop(struct facts *f, uint64_t item, uint32_t consumer, enum drop_caus
 void fact_orphan(struct facts *f, uint32_t topic, uint32_t key);
 void fact_run_start(struct facts *f, const struct fact_start *s);
 void fact_phase(struct facts *f, uint64_t run, uint32_t handler, enum run_phase phase);
-void fact_mutation(struct facts *f, uint64_t run, uint32_t handler);
+void fact_mutation(struct facts *f, uint64_t run, uint32_t handler, struct checker_run *ck);
 void fact_run_end(struct facts *f, uint64_t run, uint32_t handler, enum run_outcome out, enum run_phase phase,
-                  enum fail_class fail);
+                  enum fail_class fail, struct checker_run *ck);
 void fact_delivery(struct facts *f, uint32_t handler, uint64_t result, int ok);
 void fact_crash(struct facts *f, enum crash_target target, uint32_t index);
 void fact_restart(struct facts *f, enum crash_target target, uint32_t index);
@@ -133,6 +147,9 @@ void fact_trigger(struct facts *f, uint32_t workflow);
 void fact_horizon(struct facts *f);
 void fact_stop(struct facts *f, uint64_t cut_off);
 void fact_note(struct facts *f, int64_t handler, const char *fmt, va_list ap) __attribute__((format(printf, 3, 0)));
+/* Not a fact: an item retired (no run can refer to it again), so that the
+ * checker settles its account and forgets it.  Neither folded nor traced. */
+void fact_item_retired(struct facts *f, uint64_t item);
 
 struct script_item;
 
@@ -156,41 +173,108 @@ enum ev_kind {
 struct pub_stream {
     struct arr_gen g;
     uint32_t topic;                /* topic instance */
+    uint32_t origin;               /* its publish line (ORIGIN_PUB + line index) */
 };
 
-struct src_buf {                   /* one source in one instance */
-    struct arr_gen g;
-    int64_t *t_us;                 /* arrivals generated so far */
-    uint32_t *key;
-    size_t n, cap, kcap;
+struct src_arrival {
+    int64_t t_us;
+    uint32_t key;
 };
 
+#define SRC_INLINE 2
+
+/* One source in one instance: two cache lines (the table is 64-byte
+ * aligned), with room for the few arrivals a producer that polls often
+ * finds, so that most sources need no block of their own. */
+struct src_buf {
+    _Alignas(64) struct arr_gen g;
+    struct src_arrival *a;         /* arrivals [base, n): a[k - base]; the inline ones when cap is SRC_INLINE */
+    uint64_t base, n;
+    size_t cap;
+    struct src_arrival inl[SRC_INLINE];
+};
+
+static inline const struct src_arrival *src_at(const struct src_buf *sb, uint64_t k)
+{
+    return &(sb->cap > SRC_INLINE ? sb->a : sb->inl)[k - sb->base];
+}
+
+#define ITEM_NIL UINT32_MAX
+
+/* A live item: its public record first, so that sim_item returns it. */
+struct item_slot {
+    struct sim_item pub;
+    uint64_t id;
+    uint32_t refs;                 /* kept runs whose reservation holds it */
+    uint32_t prev, next;           /* the consumer's pending list; next: the free list */
+    uint32_t origin;               /* what published it (sim_mem.c) */
+};
+
+/* A run record: two cache lines (the table is 64-byte aligned), the first
+ * holding all that a phase event reads.  The checker's record of an active
+ * run is beside it in the active set (sim.active_ck). */
 struct run_rec {
-    uint32_t handler, worker;
-    uint8_t phase, active, outcome, fail, mutated, fail_phase, mut_if_fail;
-    uint32_t ntaken;
-    uint32_t aslot;                /* while active: its index in sim.active */
-    uint64_t taken_off;            /* into sim.taken */
-    int64_t start_us, end_us, due_us;
-    int64_t t_mut_us;              /* when mutating ends (phase mutated) */
-    int64_t wake_us;
-    uint64_t retry_of, resume_of, tag;
-    uint64_t src_from, src_to;     /* producers: source arrivals [from, to) it publishes */
+    /* line 1: every phase event */
+    uint64_t id;                   /* 0: a free slot */
     evq_handle ev;                 /* its next phase event */
+    int64_t t_mut_us;              /* when mutating ends (phase mutated) */
+    int64_t end_us, start_us;
+    uint32_t handler, ntaken;
+    uint32_t aslot;                /* while active: its index in sim.active; free: the next free slot */
+    uint32_t unused;
+    uint8_t phase, active, outcome, fail, mutated, fail_phase, mut_if_fail;
+    uint8_t in_hook;               /* its on_run_end is running */
+    /* line 2: its start, its end, and what policies ask */
+    uint32_t worker;
+    uint32_t holds;                /* sim_run_hold count */
+    int64_t due_us, wake_us;
+    uint64_t retry_of, resume_of, tag;
+    union {
+        struct {                   /* producers: source arrivals [from, to) it publishes */
+            uint64_t src_from, src_to;
+        };
+        struct {                   /* consumers, ntaken == 1: the item and its slot */
+            uint64_t tk_id;
+            uint32_t tk_slot;
+        };
+        uint64_t *big;             /* consumers, ntaken > 1: ids, then slots */
+    };
 };
+_Static_assert(sizeof(struct run_rec) == 128, "a run record is two cache lines");
 
+static inline const uint64_t *run_taken_ids(const struct run_rec *r)
+{
+    return r->ntaken > 1 ? r->big : &r->tk_id;
+}
+
+static inline const uint32_t *run_taken_slots(const struct run_rec *r)
+{
+    return r->ntaken > 1 ? (const uint32_t *)(r->big + r->ntaken) : &r->tk_slot;
+}
+
+/* One cache line per handler instance (the table is 64-byte aligned): its
+ * own state, and where it sits in the world (so that the hot path need not
+ * read the world's tables). */
 struct handler_state {
-    struct rng dur, fault;
-    uint32_t active;               /* runs active */
-    uint64_t *pend;                /* consumers: item ids, publish order, with dead entries */
-    uint32_t pend_head, pend_n, pend_cap;
-    uint32_t npending;             /* live entries */
-    uint64_t src_cursor;           /* producers: next source arrival to publish */
-    uint32_t streak;               /* consecutive empty runs with no new item */
+    _Alignas(64) struct rng dur;
+    struct rng fault;
     int64_t streak_start_us;
-    int64_t inst_us;               /* the instant of inst_runs */
-    uint32_t inst_runs;            /* runs started at inst_us since its last progress */
-    uint32_t nwork, nall;          /* runs counted for deterministic failures (sim_fault.c) */
+    uint64_t src_cursor;           /* producers: next source arrival to publish */
+    uint32_t active;               /* runs active */
+    uint32_t npending;             /* pending items (consumers) */
+    uint32_t pend_head, pend_tail; /* item slots, ITEM_NIL when none */
+    uint32_t latest;               /* slot of its latest run, ITEM_NIL before the first */
+    uint32_t streak;               /* consecutive empty runs with no new item */
+    uint32_t inst;                 /* its workflow instance */
+    uint16_t wf, hidx;             /* its workflow template, and its index there */
+};
+_Static_assert(sizeof(struct handler_state) == 64, "a handler's state is one cache line");
+
+/* Runs of one handler started at one instant since its last progress (a
+ * new item for it, a run of it that committed having taken one). */
+struct inst_runs {
+    int64_t at_us;
+    uint32_t n;
 };
 
 struct ticker {
@@ -222,6 +306,7 @@ struct sim {
     struct policy *pol;            /* NULL while the host is down */
     void *durable;
     void **dallocs;
+    size_t *dalloc_sz;             /* [ndalloc] their sizes */
     size_t ndalloc, dalloc_cap;
     struct rng policy_rng;
     const struct sim_opts *o;
@@ -236,18 +321,25 @@ struct sim {
     int stopped;
     uint64_t same_instant;         /* timers, ticks, alarms at this instant since a run or publish */
     uint64_t timer_limit;          /* SIM_LIVELOCK_TIMERS, or 4 per handler instance */
+    struct inst_runs *inst_runs;   /* [nh] the livelock rule per handler (sim_runs.c) */
 
-    struct sim_item *items;
-    uint64_t nitems, items_cap;
+    struct item_slot *items;       /* live items; free slots chained by next */
+    uint32_t items_cap, items_hw, items_free;   /* capacity, slots used so far, free list */
+    struct idmap item_map;         /* item id -> slot */
+    uint64_t nitems;               /* ids issued */
+    uint64_t live_items;
     uint64_t *orphans;             /* per instance: events on topics with no subscriber */
     struct handler_state *hs;
 
-    struct run_rec *runs;          /* [0] unused: ids start at 1 */
-    uint64_t nruns, runs_cap;
-    uint64_t *taken;
-    uint64_t ntaken, taken_cap;
-    uint64_t *active;              /* active run ids; each run knows its slot (run_rec.aslot) */
+    struct run_rec *runs;          /* kept runs; free slots chained by aslot */
+    uint32_t runs_cap, runs_hw, runs_free;
+    struct idmap run_map;          /* run id -> slot */
+    uint64_t nruns;                /* ids issued */
+    uint64_t live_runs;
+    uint32_t *active;              /* slots of the active runs; each run knows its index (aslot) */
+    struct checker_run *active_ck; /* [active_cap] the checker's record of active[i] */
     size_t nactive, active_cap;
+    uint32_t hook_slot;            /* the run whose on_run_end is running, ITEM_NIL none */
 
     struct pub_stream *pubs;
     size_t npubs, pubs_cap;
@@ -267,12 +359,26 @@ struct sim {
     uint8_t *crash_down;           /* per crash def: its target is down */
     int64_t *crash_next;           /* random crashes: next up/down instant */
     struct rng *crash_rng;
+    /* Per handler: its runs counted for deterministic failures (sim_fault.c):
+     * [2h] those with work, [2h + 1] all; NULL until a rule needs them. */
+    uint32_t *fault_n;
 
     /* scratch for scripts */
     struct script_item *sc_items;
     uint64_t *sc_ids;
+    uint32_t *sc_slots;
     uint32_t *sc_take;
     size_t sc_cap;
+
+    /* The memory budget (sim_mem.c). */
+    uint64_t max_memory;
+    uint64_t mem_var;              /* bytes of what capacities do not show (sources, big
+                                      reservations, durable blocks) */
+    uint64_t mem_peak;             /* the most sim__mem_used has been, when counted */
+    uint64_t mem_calls;            /* calls of sim__mem_check */
+    int mem_stopped;               /* the budget stopped the run */
+    uint64_t *origin_live;         /* live items per origin */
+    uint32_t norigins;
 };
 
 /* The fingerprint: each fact (time, kind, two operands) folded in with a
@@ -328,21 +434,40 @@ void sim__policy_event(struct sim *sim);
 /* Stops every ticker, counting their ticks so far as wake-ups. */
 void sim__tickers_stop_all(struct sim *sim);
 
-/* sim_load.c.  An item leaves the pending set (ITEM_DONE or ITEM_DROPPED). */
-void sim__item_gone(struct sim *sim, uint64_t item, uint8_t state);
-/* Publishes one event on topic instance t: one item per subscriber. */
-void sim__publish(struct sim *sim, uint32_t t, int64_t origin_us, uint32_t key);
+/* The definition of handler h (world_hdef, from the handler's own line). */
+static inline const struct handler_def *sim__hdef(const struct sim *sim, uint32_t h)
+{
+    const struct handler_state *hs = &sim->hs[h];
+    return &sim->scn->wfs[hs->wf].handlers[hs->hidx];
+}
+
+/* sim_load.c.  An item leaves the pending set (ITEM_DONE or ITEM_DROPPED):
+ * its state changes and it leaves its consumer's list. */
+void sim__item_gone(struct sim *sim, uint32_t slot, uint8_t state);
+/* Retires the item at slot if it is neither pending nor held by a kept run:
+ * the checker hears of it and the slot is freed.  Call after the facts. */
+void sim__item_release(struct sim *sim, uint32_t slot);
+/* The live item with that id, NULL if it was never published or is retired. */
+struct item_slot *sim__item_find(const struct sim *sim, uint64_t item);
+/* Publishes one event on topic instance t: one item per subscriber.
+ * origin: what published it (sim_mem.c, ORIGIN_*). */
+void sim__publish(struct sim *sim, uint32_t t, int64_t origin_us, uint32_t key, uint32_t origin);
 /* The source a producer polls in its instance, NULL if none. */
 struct src_buf *sim__src_of(struct sim *sim, uint32_t handler);
 /* Generates the source's arrivals up to and including t_us. */
-void sim__src_fill(struct src_buf *sb, int64_t t_us);
+void sim__src_fill(struct sim *sim, struct src_buf *sb, int64_t t_us);
+/* Forgets the source's arrivals below from (all published). */
+void sim__src_trim(struct sim *sim, struct src_buf *sb, uint64_t from);
 /* An EV_PUBLISH event of publish stream k: its events at now, then the next. */
 void sim__publish_stream(struct sim *sim, uint32_t k);
 
-/* sim_runs.c.  Ends an active run with an outcome (its fact, its slot). */
-void sim__run_finish(struct sim *sim, uint64_t id, enum run_outcome out);
-/* A phase boundary of run id (EV_PHASE). */
-void sim__run_phase(struct sim *sim, uint64_t id);
+/* sim_runs.c.  Ends the active run at slot with an outcome (its fact, its
+ * place in active); the record stays (call sim__run_unref after any hook). */
+void sim__run_finish(struct sim *sim, uint32_t slot, enum run_outcome out);
+/* Frees the run record at slot unless it is still kept (sim_int.h). */
+void sim__run_unref(struct sim *sim, uint32_t slot);
+/* A phase boundary of the run at slot (EV_PHASE: a = slot, b = its id). */
+void sim__run_phase(struct sim *sim, uint32_t slot, uint64_t id);
 /* Interrupts the active runs that match (all = 1: every run; any_worker:
  * every run on a worker; else those of worker `worker`), ending them with
  * outcome out. */
@@ -367,6 +492,37 @@ void sim__changes_setup(struct sim *sim);
 void sim__sched_change(struct sim *sim, uint32_t a, uint64_t b);
 /* EV_TRIGGER: the fact, then on_trigger_ex (or on_trigger) per instance. */
 void sim__trigger(struct sim *sim, const struct trigger_def *t);
+
+/* sim_mem.c.  The memory budget: what the engine, the checker, the event
+ * queue, the policy's durable blocks and a kept trace hold, counted from
+ * their capacities (deterministic: the same run stops at the same event on
+ * every machine).  Item origins, for naming the line that drives a stop:
+ * publish line p is origin p, source k is npubs + k, the emits of handler
+ * template t are npubs + nsources + t. */
+static inline uint32_t sim__origin_source(const struct sim *sim, uint32_t k) { return sim->scn->npubs + k; }
+static inline uint32_t sim__origin_emit(const struct sim *sim, uint32_t tmpl)
+{
+    return sim->scn->npubs + sim->scn->nsources + tmpl;
+}
+void sim__mem_setup(struct sim *sim);
+void sim__mem_free(struct sim *sim);
+/* Bytes held now. */
+uint64_t sim__mem_used(const struct sim *sim);
+/* Over the budget: stops the run (SIM_MEMORY_LIMIT, naming the line that
+ * drives it) and returns 1; else 0.  Counted at every SIM_MEM_CHECK_EVERY-th
+ * call (each event, item published and run started; a function of the run
+ * alone, so still deterministic): the count costs tens of loads, and
+ * nothing grows much between two counts. */
+#define SIM_MEM_CHECK_EVERY 64
+int sim__mem_check_now(struct sim *sim);
+static inline int sim__mem_check(struct sim *sim)
+{
+    if (sim->mem_stopped)
+        return 1;
+    if (++sim->mem_calls % SIM_MEM_CHECK_EVERY != 0)
+        return 0;
+    return sim__mem_check_now(sim);
+}
 
 /* sim/api.c.  Builds and frees what sim_topo and its neighbours return
  * (at setup, after the world; at the end). */

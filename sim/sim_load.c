@@ -4,8 +4,14 @@
  * consumer (dense ids, publish order); a source's arrivals are generated
  * lazily, up to the instant a producer polls it, and published when that
  * producer's run commits.  Items are durable (spec 3) except under a policy
- * whose items live only in its memory (items_volatile).  State and
- * invariants: sim_int.h. */
+ * whose items live only in its memory (items_volatile).
+ *
+ * Memory follows live state: an item's record exists while it is pending or
+ * a kept run's reservation holds it, in a table of slots recycled through a
+ * free list and found by id through item_map; each consumer's pending items
+ * are a list through their slots, in publish order.  A source keeps only
+ * the arrivals its producer has not published yet.  State and invariants:
+ * sim_int.h. */
 #include "sim/sim_int.h"
 
 #include <inttypes.h>
@@ -18,53 +24,36 @@
 
 /* --- items ------------------------------------------------------------------- */
 
+/* What sim_item answers for an item that is no longer live. */
+static const struct sim_item item_gone_rec = {.consumer = UINT32_MAX, .state = ITEM_GONE};
+
+struct item_slot *sim__item_find(const struct sim *sim, uint64_t item)
+{
+    uint32_t slot = idmap_get(&sim->item_map, item);
+    return slot == IDMAP_NONE ? NULL : &sim->items[slot];
+}
+
 const struct sim_item *sim_item(const struct sim *sim, uint64_t item)
 {
     SIM_ASSERT(item < sim->nitems);
-    return &sim->items[item];
+    const struct item_slot *it = sim__item_find(sim, item);
+    return it ? &it->pub : &item_gone_rec;
 }
 
 uint32_t sim_pending_count(const struct sim *sim, uint32_t consumer) { return sim->hs[consumer].npending; }
 
-/* Drops dead entries from the front, and compacts when most are dead. */
-static void pend_tidy(struct sim *sim, struct handler_state *hs)
-{
-    while (hs->pend_head < hs->pend_n && sim->items[hs->pend[hs->pend_head]].state != ITEM_PENDING)
-        hs->pend_head++;
-    uint32_t len = hs->pend_n - hs->pend_head;
-    if (hs->pend_head > 64 && hs->pend_head * 2 > hs->pend_n) {
-        memmove(hs->pend, hs->pend + hs->pend_head, len * sizeof *hs->pend);
-        hs->pend_n = len;
-        hs->pend_head = 0;
-    }
-    if (len > 64 && hs->npending * 2 < len) {
-        uint32_t j = 0;
-        for (uint32_t i = hs->pend_head; i < hs->pend_n; i++)
-            if (sim->items[hs->pend[i]].state == ITEM_PENDING)
-                hs->pend[j++] = hs->pend[i];
-        hs->pend_head = 0;
-        hs->pend_n = j;
-    }
-}
-
 int64_t sim_pending_oldest(const struct sim *sim, uint32_t consumer)
 {
-    const struct handler_state *hs = &sim->hs[consumer];
-    for (uint32_t i = hs->pend_head; i < hs->pend_n; i++)
-        if (sim->items[hs->pend[i]].state == ITEM_PENDING)
-            return sim->items[hs->pend[i]].publish_us;
-    return SIM_NEVER;
+    uint32_t head = sim->hs[consumer].pend_head;
+    return head == ITEM_NIL ? SIM_NEVER : sim->items[head].pub.publish_us;
 }
 
 uint32_t sim_pending_items(const struct sim *sim, uint32_t consumer, uint64_t *out, uint32_t max)
 {
-    const struct handler_state *hs = &sim->hs[consumer];
     uint32_t n = 0;
-    for (uint32_t i = hs->pend_head; i < hs->pend_n; i++) {
-        if (sim->items[hs->pend[i]].state != ITEM_PENDING)
-            continue;
+    for (uint32_t slot = sim->hs[consumer].pend_head; slot != ITEM_NIL; slot = sim->items[slot].next) {
         if (n < max)
-            out[n] = hs->pend[i];
+            out[n] = sim->items[slot].id;
         n++;
     }
     return n;
@@ -72,26 +61,95 @@ uint32_t sim_pending_items(const struct sim *sim, uint32_t consumer, uint64_t *o
 
 uint64_t sim_orphan_pending(const struct sim *sim, uint32_t inst) { return sim->orphans[inst]; }
 
-void sim__item_gone(struct sim *sim, uint64_t item, uint8_t state)
+static uint32_t item_alloc(struct sim *sim)
 {
-    struct sim_item *it = &sim->items[item];
-    SIM_ASSERT(it->state == ITEM_PENDING);
-    it->state = state;
-    struct handler_state *hs = &sim->hs[it->consumer];
+    uint32_t slot = sim->items_free;
+    if (slot != ITEM_NIL) {
+        sim->items_free = sim->items[slot].next;
+        return slot;
+    }
+    if (sim->items_hw == sim->items_cap) {
+        SIM_ASSERT(sim->items_cap < UINT32_MAX / 2);
+        size_t cap = sim->items_cap;
+        sim->items = xgrow(sim->items, sizeof *sim->items, &cap, (size_t)sim->items_hw + 1);
+        sim->items_cap = (uint32_t)cap;
+    }
+    return sim->items_hw++;
+}
+
+void sim__item_gone(struct sim *sim, uint32_t slot, uint8_t state)
+{
+    struct item_slot *it = &sim->items[slot];
+    SIM_ASSERT(it->pub.state == ITEM_PENDING);
+    it->pub.state = state;
+    struct handler_state *hs = &sim->hs[it->pub.consumer];
+    if (it->prev != ITEM_NIL)
+        sim->items[it->prev].next = it->next;
+    else
+        hs->pend_head = it->next;
+    if (it->next != ITEM_NIL)
+        sim->items[it->next].prev = it->prev;
+    else
+        hs->pend_tail = it->prev;
+    it->prev = it->next = ITEM_NIL;
     hs->npending--;
-    pend_tidy(sim, hs);
+}
+
+void sim__item_release(struct sim *sim, uint32_t slot)
+{
+    struct item_slot *it = &sim->items[slot];
+    if (it->pub.state == ITEM_PENDING || it->refs)
+        return;
+    uint64_t id = it->id;
+    fact_item_retired(&sim->fx, id);
+    idmap_del(&sim->item_map, id);
+    sim->origin_live[it->origin]--;
+    it->pub.state = ITEM_GONE;
+    it->next = sim->items_free;
+    sim->items_free = slot;
+    sim->live_items--;
 }
 
 void sim_item_drop(struct sim *sim, uint64_t item)
 {
-    if (sim->items[item].state != ITEM_PENDING)
+    SIM_ASSERT(item < sim->nitems);
+    uint32_t slot = idmap_get(&sim->item_map, item);
+    if (slot == IDMAP_NONE || sim->items[slot].pub.state != ITEM_PENDING)
         return;
-    sim__item_gone(sim, item, ITEM_DROPPED);
-    fact_drop(&sim->fx, item, sim->items[item].consumer, DROP_EVICTED);
+    sim__item_gone(sim, slot, ITEM_DROPPED);
+    fact_drop(&sim->fx, item, sim->items[slot].pub.consumer, DROP_EVICTED);
+    sim__item_release(sim, slot);
+}
+
+/* A new pending item of consumer c, at the tail of its list. */
+static uint64_t item_new(struct sim *sim, uint32_t c, int64_t origin_us, uint32_t key, uint16_t topic,
+                         uint32_t origin, uint32_t *slot_out)
+{
+    uint32_t slot = item_alloc(sim);
+    uint64_t id = sim->nitems++;
+    struct handler_state *hs = &sim->hs[c];
+    struct item_slot *it = &sim->items[slot];
+    *it = (struct item_slot){.pub = {.origin_us = origin_us, .publish_us = sim->now_us, .consumer = c, .key = key,
+                                     .topic = topic, .state = ITEM_PENDING},
+                             .id = id, .prev = hs->pend_tail, .next = ITEM_NIL, .origin = origin};
+    if (hs->pend_tail != ITEM_NIL)
+        sim->items[hs->pend_tail].next = slot;
+    else
+        hs->pend_head = slot;
+    hs->pend_tail = slot;
+    hs->npending++;
+    hs->streak = 0;
+    sim->inst_runs[c].n = 0;
+    sim->same_instant = 0;
+    idmap_put(&sim->item_map, id, slot);
+    sim->origin_live[origin]++;
+    sim->live_items++;
+    *slot_out = slot;
+    return id;
 }
 
 /* Publishes one event on topic instance t: one item per subscriber. */
-void sim__publish(struct sim *sim, uint32_t t, int64_t origin_us, uint32_t key)
+void sim__publish(struct sim *sim, uint32_t t, int64_t origin_us, uint32_t key, uint32_t origin)
 {
     const struct world *w = &sim->w;
     uint32_t inst = w->topic_inst[t];
@@ -104,43 +162,33 @@ void sim__publish(struct sim *sim, uint32_t t, int64_t origin_us, uint32_t key)
     for (uint32_t k = w->sub_first[t]; k < w->sub_first[t + 1]; k++) {
         uint32_t c = w->subs[k];
         uint64_t max_items = sim->o->max_items ? sim->o->max_items : SIM_MAX_ITEMS_DEFAULT;
-        if (sim->nitems >= max_items) {
+        if (sim->live_items >= max_items) {
             char m[128];
-            snprintf(m, sizeof m, "item limit: more than %" PRIu64 " items (events times subscribers)", max_items);
+            snprintf(m, sizeof m, "item limit: more than %" PRIu64 " live items (events times subscribers)",
+                     max_items);
             sim__stop(sim, SIM_EVENT_LIMIT, m);
             return;
         }
-        sim->items = xgrow(sim->items, sizeof *sim->items, &sim->items_cap, sim->nitems + 1);
-        uint64_t id = sim->nitems++;
-        sim->items[id] = (struct sim_item){.origin_us = origin_us, .publish_us = sim->now_us, .consumer = c,
-                                           .key = key, .topic = local, .state = ITEM_PENDING};
-        struct handler_state *hs = &sim->hs[c];
-        if (hs->pend_n == hs->pend_cap) {
-            size_t cap = hs->pend_cap;
-            hs->pend = xgrow(hs->pend, sizeof *hs->pend, &cap, (size_t)hs->pend_n + 1);
-            hs->pend_cap = (uint32_t)cap;
-        }
-        hs->pend[hs->pend_n++] = id;
-        hs->npending++;
-        hs->streak = 0;
-        hs->inst_runs = 0;
-        sim->same_instant = 0;
+        if (sim__mem_check(sim))
+            return;
+        uint32_t slot;
+        uint64_t id = item_new(sim, c, origin_us, key, local, origin, &slot);
         fact_publish(&sim->fx, id, c, origin_us, key);
         if (sim->accepting) {
             sim->ops->on_publish(sim->pol, c, id, sim->now_us);
         } else if (sim->ops->items_volatile) {
             /* The host is down or stopping: an event for a policy that keeps
              * items only in memory has nowhere to go. */
-            sim__item_gone(sim, id, ITEM_DROPPED);
+            sim__item_gone(sim, slot, ITEM_DROPPED);
             fact_drop(&sim->fx, id, c, DROP_CRASH);
+            sim__item_release(sim, slot);
         }
     }
 }
 
-/* Gathers the consumer's pending items (or the offered ones) for its script. */
 int64_t sim_sched_next(const struct sim *sim, uint32_t handler, int64_t after_us, int inclusive)
 {
-    const struct handler_def *hd = world_hdef(&sim->w, handler);
+    const struct handler_def *hd = sim__hdef(sim, handler);
     if (hd->kind != H_PRODUCER)
         return SIM_NEVER;
     return schedule_next_asof(sim->scn, &hd->sched, after_us, inclusive, sim->now_us, NULL);
@@ -150,38 +198,66 @@ int64_t sim_sched_next(const struct sim *sim, uint32_t handler, int64_t after_us
 
 struct src_buf *sim__src_of(struct sim *sim, uint32_t handler)
 {
-    const struct handler_def *hd = world_hdef(&sim->w, handler);
+    const struct handler_def *hd = sim__hdef(sim, handler);
     if (hd->source < 0)
         return NULL;
-    return &sim->srcs[(size_t)sim->w.h[handler].inst * sim->scn->nsources + (size_t)hd->source];
+    return &sim->srcs[(size_t)sim->hs[handler].inst * sim->scn->nsources + (size_t)hd->source];
 }
 
 /* Generates the source's arrivals up to and including t. */
-void sim__src_fill(struct src_buf *sb, int64_t t_us)
+void sim__src_fill(struct sim *sim, struct src_buf *sb, int64_t t_us)
 {
     while (sb->g.next_us <= t_us) {
         int64_t at = sb->g.next_us;
         uint32_t key = arr_take(&sb->g);
-        if (sb->n == sb->cap) {
-            size_t c1 = sb->cap, c2 = sb->cap;
-            sb->t_us = xgrow(sb->t_us, sizeof *sb->t_us, &c1, sb->n + 1);
-            sb->key = xgrow(sb->key, sizeof *sb->key, &c2, sb->n + 1);
-            sb->cap = c1;
+        size_t k = (size_t)(sb->n - sb->base);
+        if (k == sb->cap) {
+            size_t cap = sb->cap;
+            struct src_arrival *na = xmalloc(2 * cap * sizeof *na);
+            memcpy(na, cap > SRC_INLINE ? sb->a : sb->inl, cap * sizeof *na);
+            if (cap > SRC_INLINE) {
+                free(sb->a);
+                sim->mem_var -= cap * sizeof *na;
+            }
+            sb->a = na;
+            sb->cap = 2 * cap;
+            sim->mem_var += sb->cap * sizeof *na;
         }
-        sb->t_us[sb->n] = at;
-        sb->key[sb->n] = key;
+        (sb->cap > SRC_INLINE ? sb->a : sb->inl)[k] = (struct src_arrival){at, key};
         sb->n++;
+    }
+}
+
+/* Arrivals below `from` are never published again (a commit publishes from
+ * the cursor on): they are dropped once they are most of the buffer, so
+ * that the cost is amortised O(1) per arrival. */
+void sim__src_trim(struct sim *sim, struct src_buf *sb, uint64_t from)
+{
+    SIM_ASSERT(from >= sb->base && from <= sb->n);
+    uint64_t dead = from - sb->base, left = sb->n - from;
+    if (dead == 0 || (dead < left && sb->cap > SRC_INLINE))
+        return;
+    struct src_arrival *v = sb->cap > SRC_INLINE ? sb->a : sb->inl;
+    memmove(v, v + dead, (size_t)left * sizeof *v);
+    sb->base = from;
+    if (sb->cap > SRC_INLINE && left <= SRC_INLINE) {
+        /* Back to the inline room. */
+        memcpy(sb->inl, sb->a, (size_t)left * sizeof *v);
+        free(sb->a);
+        sim->mem_var -= sb->cap * sizeof *v;
+        sb->a = NULL;
+        sb->cap = SRC_INLINE;
     }
 }
 
 void sim__publish_stream(struct sim *sim, uint32_t k)
 {
     struct pub_stream *ps = &sim->pubs[k];
-    while (ps->g.next_us == sim->now_us) {
+    while (ps->g.next_us == sim->now_us && !sim->mem_stopped) {
         uint32_t key = arr_take(&ps->g);
-        sim__publish(sim, ps->topic, sim->now_us, key);
+        sim__publish(sim, ps->topic, sim->now_us, key, ps->origin);
+        ps = &sim->pubs[k];
     }
-    ps = &sim->pubs[k];
     if (ps->g.next_us != SIM_NEVER)
         evq_push(sim->q, ps->g.next_us, EV_PUBLISH, k, 0);
 }

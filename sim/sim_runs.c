@@ -5,7 +5,14 @@
  * its phases (preparing, mutating, emitting) are events; the mutation takes
  * effect at the end of mutating, the commit at the end of emitting.  Every
  * transition is a fact (sim_int.h).  Run records are durable: they survive
- * crashes, as a real system's run table would. */
+ * crashes, as a real system's run table would.
+ *
+ * Memory follows live state: a run's record is kept while the run is
+ * active, while its on_run_end runs, while it is the latest run of its
+ * handler and while the policy holds it (sim_run_hold); then it is freed
+ * and its slot recycled, and the items its reservation held are released.
+ * Runs are found by id through run_map; the engine's own references (phase
+ * events, the active set, the handler's latest) are slots. */
 #include "sim/sim_int.h"
 
 #include <inttypes.h>
@@ -17,36 +24,59 @@
 #include "sim/script.h"
 #include "sim/util.h"
 
+static void scratch_grow(struct sim *sim, size_t need)
+{
+    if (need <= sim->sc_cap)
+        return;
+    size_t cap = sim->sc_cap;
+    sim->sc_items = xgrow(sim->sc_items, sizeof *sim->sc_items, &cap, need);
+    cap = sim->sc_cap;
+    sim->sc_ids = xgrow(sim->sc_ids, sizeof *sim->sc_ids, &cap, need);
+    cap = sim->sc_cap;
+    sim->sc_slots = xgrow(sim->sc_slots, sizeof *sim->sc_slots, &cap, need);
+    cap = sim->sc_cap;
+    sim->sc_take = xgrow(sim->sc_take, sizeof *sim->sc_take, &cap, need);
+    sim->sc_cap = cap;
+}
+
+static void gather_one(struct sim *sim, uint32_t slot, uint32_t n)
+{
+    const struct item_slot *it = &sim->items[slot];
+    sim->sc_ids[n] = it->id;
+    sim->sc_slots[n] = slot;
+    sim->sc_items[n] = (struct script_item){it->pub.publish_us, it->pub.key, it->pub.topic};
+}
+
+/* The consumer's pending items (all), or those offered that are still
+ * pending, in the scratch arrays; returns how many. */
 static uint32_t gather(struct sim *sim, uint32_t c, const uint64_t *offer, uint32_t noffer, int all)
 {
     struct handler_state *hs = &sim->hs[c];
-    size_t need = all ? hs->pend_n - hs->pend_head : noffer;
-    if (need > sim->sc_cap) {
-        size_t cap = sim->sc_cap;
-        sim->sc_items = xgrow(sim->sc_items, sizeof *sim->sc_items, &cap, need);
-        cap = sim->sc_cap;
-        sim->sc_ids = xgrow(sim->sc_ids, sizeof *sim->sc_ids, &cap, need);
-        cap = sim->sc_cap;
-        sim->sc_take = xgrow(sim->sc_take, sizeof *sim->sc_take, &cap, need);
-        sim->sc_cap = cap;
-    }
     uint32_t n = 0;
-    for (size_t i = 0; i < need; i++) {
-        uint64_t id = all ? hs->pend[hs->pend_head + i] : offer[i];
-        SIM_ASSERT(id < sim->nitems);
-        const struct sim_item *it = &sim->items[id];
-        if (it->state != ITEM_PENDING || it->consumer != c)
+    if (all) {
+        scratch_grow(sim, hs->npending);
+        for (uint32_t slot = hs->pend_head; slot != ITEM_NIL; slot = sim->items[slot].next)
+            gather_one(sim, slot, n++);
+        SIM_ASSERT(n == hs->npending);
+        return n;
+    }
+    scratch_grow(sim, noffer);
+    for (uint32_t i = 0; i < noffer; i++) {
+        SIM_ASSERT(offer[i] < sim->nitems);
+        uint32_t slot = idmap_get(&sim->item_map, offer[i]);
+        if (slot == IDMAP_NONE)
             continue;
-        sim->sc_ids[n] = id;
-        sim->sc_items[n] = (struct script_item){it->publish_us, it->key, it->topic};
-        n++;
+        const struct item_slot *it = &sim->items[slot];
+        if (it->pub.state != ITEM_PENDING || it->pub.consumer != c)
+            continue;
+        gather_one(sim, slot, n++);
     }
     return n;
 }
 
 int64_t sim_script_due(struct sim *sim, uint32_t consumer)
 {
-    const struct handler_def *hd = world_hdef(&sim->w, consumer);
+    const struct handler_def *hd = sim__hdef(sim, consumer);
     if (hd->kind != H_CONSUMER)
         return SIM_NEVER;
     uint32_t n = gather(sim, consumer, NULL, 0, 1);
@@ -65,48 +95,153 @@ static int64_t draw(struct rng *r, const struct dist *d)
     return 0;
 }
 
-/* The set of active runs, O(1) both ways: a run knows its slot, and the
- * last run fills a freed slot.  The order is a function of the event order
+/* The set of active runs, O(1) both ways: a run knows its index, and the
+ * last run fills a freed index.  The order is a function of the event order
  * alone, so crash handling, which walks it, stays deterministic. */
-static void active_add(struct sim *sim, uint64_t run)
+static void active_add(struct sim *sim, uint32_t slot)
 {
-    sim->active = xgrow(sim->active, sizeof *sim->active, &sim->active_cap, sim->nactive + 1);
-    sim->runs[run].aslot = (uint32_t)sim->nactive;
-    sim->active[sim->nactive++] = run;
+    if (sim->nactive == sim->active_cap) {
+        size_t cap = sim->active_cap;
+        sim->active = xgrow(sim->active, sizeof *sim->active, &sim->active_cap, sim->nactive + 1);
+        sim->active_ck = xgrow(sim->active_ck, sizeof *sim->active_ck, &cap, sim->nactive + 1);
+    }
+    sim->runs[slot].aslot = (uint32_t)sim->nactive;
+    sim->active[sim->nactive++] = slot;
 }
 
-static void active_del(struct sim *sim, uint64_t run)
+/* The last active run fills the hole, with its checker record. */
+static void active_del(struct sim *sim, uint32_t slot)
 {
-    uint32_t i = sim->runs[run].aslot;
-    SIM_ASSERT(i < sim->nactive && sim->active[i] == run);
-    uint64_t last = sim->active[--sim->nactive];
+    uint32_t i = sim->runs[slot].aslot;
+    SIM_ASSERT(i < sim->nactive && sim->active[i] == slot);
+    uint32_t last = sim->active[--sim->nactive];
     sim->active[i] = last;
+    sim->active_ck[i] = sim->active_ck[sim->nactive];
     sim->runs[last].aslot = i;
 }
 
-/* Reserves what run id works on: a resumed run the reservation of the run
- * it resumes, a consumer what its script takes of the pending (or offered)
- * items, a producer the source arrivals so far.  Returns 1 when the run has
- * work (a consumer's run that took nothing has none). */
-static int reserve(struct sim *sim, const struct run_req *rq, uint64_t id)
+/* --- run records ---------------------------------------------------------------- */
+
+static uint32_t run_alloc(struct sim *sim)
 {
-    const struct handler_def *hd = world_hdef(&sim->w, rq->handler);
-    struct run_rec *r;
+    uint32_t slot = sim->runs_free;
+    if (slot != ITEM_NIL) {
+        sim->runs_free = sim->runs[slot].aslot;
+        return slot;
+    }
+    if (sim->runs_hw == sim->runs_cap) {
+        /* Grown by hand, to keep records on cache-line boundaries. */
+        SIM_ASSERT(sim->runs_cap < UINT32_MAX / 2);
+        uint32_t cap = sim->runs_cap ? sim->runs_cap * 2 : 64;
+        struct run_rec *n = xmalloc_aligned(64, (size_t)cap * sizeof *n);
+        if (sim->runs_hw)
+            memcpy(n, sim->runs, (size_t)sim->runs_hw * sizeof *n);
+        free(sim->runs);
+        sim->runs = n;
+        sim->runs_cap = cap;
+    }
+    return sim->runs_hw++;
+}
+
+/* The kept run with that id; a run that is no longer kept is a policy's
+ * misuse of the API (sim/policy_api.h, RUN RECORDS). */
+static uint32_t run_slot_of(const struct sim *sim, uint64_t run)
+{
+    SIM_ASSERT(run >= 1 && run <= sim->nruns);
+    if (sim->hook_slot != ITEM_NIL && sim->runs[sim->hook_slot].id == run)
+        return sim->hook_slot; /* the run in on_run_end: no lookup */
+    uint32_t slot = idmap_get(&sim->run_map, run);
+    SIM_ASSERT(slot != IDMAP_NONE && "a policy read a run record it no longer holds (policy_api.h: RUN RECORDS)");
+    return slot;
+}
+
+/* Sets the run's reservation: n items (ids and slots), each referenced. */
+static void taken_set(struct sim *sim, struct run_rec *r, const uint64_t *ids, const uint32_t *slots, uint32_t n)
+{
+    uint64_t *dst_id = &r->tk_id;
+    uint32_t *dst_slot = &r->tk_slot;
+    if (n > 1) {
+        r->big = xmalloc((size_t)n * (sizeof *r->big + sizeof *dst_slot));
+        sim->mem_var += (size_t)n * (sizeof *r->big + sizeof *dst_slot);
+        dst_id = r->big;
+        dst_slot = (uint32_t *)(r->big + n);
+    }
+    for (uint32_t i = 0; i < n; i++) {
+        dst_id[i] = ids[i];
+        dst_slot[i] = slots[i];
+        sim->items[slots[i]].refs++;
+    }
+    r->ntaken = n;
+}
+
+/* Frees a record that is no longer kept: its reservation's items are
+ * released (and retired when nothing else keeps them). */
+static void run_free(struct sim *sim, uint32_t slot)
+{
+    struct run_rec *r = &sim->runs[slot];
+    uint32_t n = r->ntaken;
+    const uint32_t *slots = run_taken_slots(r);
+    for (uint32_t i = 0; i < n; i++) {
+        struct item_slot *it = &sim->items[slots[i]];
+        SIM_ASSERT(it->refs > 0);
+        it->refs--;
+        sim__item_release(sim, slots[i]);
+    }
+    r = &sim->runs[slot];
+    if (n > 1) {
+        free(r->big);
+        sim->mem_var -= (size_t)n * (sizeof *r->big + sizeof(uint32_t));
+    }
+    idmap_del(&sim->run_map, r->id);
+    *r = (struct run_rec){.aslot = sim->runs_free};
+    sim->runs_free = slot;
+    sim->live_runs--;
+}
+
+void sim__run_unref(struct sim *sim, uint32_t slot)
+{
+    const struct run_rec *r = &sim->runs[slot];
+    if (r->active || r->in_hook || r->holds || sim->hs[r->handler].latest == slot)
+        return;
+    run_free(sim, slot);
+}
+
+void sim_run_hold(struct sim *sim, uint64_t run)
+{
+    struct run_rec *r = &sim->runs[run_slot_of(sim, run)];
+    SIM_ASSERT(r->holds < UINT32_MAX);
+    r->holds++;
+}
+
+void sim_run_release(struct sim *sim, uint64_t run)
+{
+    uint32_t slot = run_slot_of(sim, run);
+    SIM_ASSERT(sim->runs[slot].holds > 0 && "sim_run_release of a run not held");
+    sim->runs[slot].holds--;
+    sim__run_unref(sim, slot);
+}
+
+/* Reserves what the run at slot works on: a resumed run the reservation of
+ * the run it resumes, a consumer what its script takes of the pending (or
+ * offered) items, a producer the source arrivals so far.  Returns 1 when
+ * the run has work (a consumer's run that took nothing has none). */
+static int reserve(struct sim *sim, const struct run_req *rq, uint32_t slot)
+{
+    const struct handler_def *hd = sim__hdef(sim, rq->handler);
+    struct run_rec *r = &sim->runs[slot];
     if (rq->resume_of) {
         /* Resume at emitting with the results of the earlier run: the same
          * reservation, no new mutation. */
-        SIM_ASSERT(rq->resume_of < id);
-        const struct run_rec *o = &sim->runs[rq->resume_of];
-        sim->taken = xgrow(sim->taken, sizeof *sim->taken, &sim->taken_cap, sim->ntaken + o->ntaken);
-        r = &sim->runs[id];
-        if (o->ntaken) /* a producer's run took no items: sim->taken may still be NULL */
-            memcpy(sim->taken + sim->ntaken, sim->taken + o->taken_off, o->ntaken * sizeof *sim->taken);
-        r->ntaken = o->ntaken;
-        r->src_from = o->src_from;
-        r->src_to = o->src_to;
+        SIM_ASSERT(rq->resume_of < r->id);
+        const struct run_rec *o = &sim->runs[run_slot_of(sim, rq->resume_of)];
+        if (hd->kind == H_PRODUCER) {
+            r->src_from = o->src_from;
+            r->src_to = o->src_to;
+        } else {
+            taken_set(sim, r, run_taken_ids(o), run_taken_slots(o), o->ntaken);
+        }
         if (r->due_us < 0)
             r->due_us = o->due_us;
-        sim->ntaken += o->ntaken;
         return 1;
     }
     if (hd->kind == H_CONSUMER) {
@@ -114,19 +249,18 @@ static int reserve(struct sim *sim, const struct run_req *rq, uint64_t id)
         int64_t wake;
         uint32_t nt = script_eval(&hd->script, sim->scn, sim->sc_items, n, sim->now_us, rq->max_take,
                                   sim->sc_take, &wake);
-        sim->taken = xgrow(sim->taken, sizeof *sim->taken, &sim->taken_cap, sim->ntaken + nt);
-        r = &sim->runs[id];
-        for (uint32_t i = 0; i < nt; i++)
-            sim->taken[sim->ntaken + i] = sim->sc_ids[sim->sc_take[i]];
-        r->ntaken = nt;
+        /* The taken indices ascend: compact the scratch ids and slots in place. */
+        for (uint32_t i = 0; i < nt; i++) {
+            sim->sc_ids[i] = sim->sc_ids[sim->sc_take[i]];
+            sim->sc_slots[i] = sim->sc_slots[sim->sc_take[i]];
+        }
+        taken_set(sim, r, sim->sc_ids, sim->sc_slots, nt);
         r->wake_us = wake;
-        sim->ntaken += nt;
         return nt > 0;
     }
     struct src_buf *sb = sim__src_of(sim, rq->handler);
     if (sb) {
-        r = &sim->runs[id];
-        sim__src_fill(sb, sim->now_us);
+        sim__src_fill(sim, sb, sim->now_us);
         r->src_from = sim->hs[rq->handler].src_cursor;
         r->src_to = sb->n;
     }
@@ -159,12 +293,12 @@ static void busy_guard(struct sim *sim, uint32_t handler, int has_work)
  * for h, a run of h that committed having taken one) stop the run. */
 static void livelock_per_handler(struct sim *sim, uint32_t h)
 {
-    struct handler_state *hs = &sim->hs[h];
-    if (hs->inst_us != sim->now_us) {
-        hs->inst_us = sim->now_us;
-        hs->inst_runs = 0;
+    struct inst_runs *ir = &sim->inst_runs[h];
+    if (ir->at_us != sim->now_us) {
+        ir->at_us = sim->now_us;
+        ir->n = 0;
     }
-    if (++hs->inst_runs <= SIM_LIVELOCK_RUNS)
+    if (++ir->n <= SIM_LIVELOCK_RUNS)
         return;
     char m[sizeof sim->res->status_msg], nm[132], t[48];
     world_tmpl_name(&sim->w, sim->w.h[h].tmpl, nm, sizeof nm);
@@ -177,18 +311,18 @@ static void livelock_per_handler(struct sim *sim, uint32_t h)
 /* Draws the run's duration (and failure) and schedules its first phase
  * boundary: an empty run goes straight to emitting for its idle time; a
  * resumed run only emits; any other prepares, mutates and emits. */
-static void schedule_phases(struct sim *sim, uint64_t id, int has_work)
+static void schedule_phases(struct sim *sim, uint32_t slot, int has_work)
 {
-    struct run_rec *r = &sim->runs[id];
+    struct run_rec *r = &sim->runs[slot];
     struct handler_state *hs = &sim->hs[r->handler];
-    const struct handler_def *hd = world_hdef(&sim->w, r->handler);
+    const struct handler_def *hd = sim__hdef(sim, r->handler);
     if (!has_work) {
         int64_t dd[3] = {0, 0, draw(&hs->dur, &hd->idle)};
         sim__draw_failure(sim, r, 0);
         sim__apply_deadline(sim, r, dd);
         r->phase = PHASE_EMITTING;
         r->t_mut_us = -1;
-        r->ev = evq_push(sim->q, sim->now_us + dd[2], EV_PHASE, 0, id);
+        r->ev = evq_push(sim->q, sim->now_us + dd[2], EV_PHASE, slot, r->id);
         return;
     }
     int64_t d = draw(&hs->dur, &hd->runs);
@@ -208,12 +342,39 @@ static void schedule_phases(struct sim *sim, uint64_t id, int has_work)
         if (r->fail && r->fail_phase < PHASE_EMITTING)
             r->fail_phase = PHASE_EMITTING;
         r->end_us = sim->now_us + emit;
-        r->ev = evq_push(sim->q, r->end_us, EV_PHASE, 0, id);
+        r->ev = evq_push(sim->q, r->end_us, EV_PHASE, slot, r->id);
     } else {
         r->t_mut_us = sim->now_us + prep + mut;
         r->end_us = sim->now_us + prep + mut + emit;
-        r->ev = evq_push(sim->q, sim->now_us + prep, EV_PHASE, 0, id);
+        r->ev = evq_push(sim->q, sim->now_us + prep, EV_PHASE, slot, r->id);
     }
+}
+
+/* A new record for run id of rq's handler, which becomes the handler's
+ * latest; returns its slot, and in *prev the previous latest (ITEM_NIL
+ * none), which the caller unrefs once the reservation is made (a resumed
+ * run copies it). */
+static uint32_t run_new(struct sim *sim, const struct run_req *rq, uint64_t id, uint32_t *prev)
+{
+    struct handler_state *hs = &sim->hs[rq->handler];
+    uint32_t old = hs->latest;
+    if (old != ITEM_NIL && sim->runs[old].id != rq->resume_of) {
+        /* Its latest place was all that kept the previous run: it goes
+         * first, so that the new run takes its slot, still in cache. */
+        hs->latest = ITEM_NIL;
+        sim__run_unref(sim, old);
+    }
+    uint32_t slot = run_alloc(sim);
+    sim->runs[slot] = (struct run_rec){.id = id, .handler = rq->handler, .worker = rq->worker,
+                                       .phase = PHASE_PREPARING, .active = 1, .start_us = sim->now_us,
+                                       .end_us = SIM_NEVER, .due_us = rq->due_us, .wake_us = SIM_NEVER,
+                                       .retry_of = rq->retry_of, .resume_of = rq->resume_of, .tag = rq->tag};
+    idmap_put(&sim->run_map, id, slot);
+    sim->live_runs++;
+    hs = &sim->hs[rq->handler];
+    *prev = hs->latest;
+    hs->latest = slot;
+    return slot;
 }
 
 uint64_t sim_run_start(struct sim *sim, const struct run_req *rq)
@@ -223,144 +384,179 @@ uint64_t sim_run_start(struct sim *sim, const struct run_req *rq)
     if (!sim->accepting)
         return 0; /* a stopping host starts nothing new */
     uint64_t max_runs = sim->o->max_runs ? sim->o->max_runs : SIM_MAX_RUNS_DEFAULT;
-    if (sim->nruns >= max_runs) {
+    if (sim->live_runs >= max_runs) {
         char m[128];
-        snprintf(m, sizeof m, "run limit: more than %" PRIu64 " runs", max_runs);
+        snprintf(m, sizeof m, "run limit: more than %" PRIu64 " live runs", max_runs);
         sim__stop(sim, SIM_EVENT_LIMIT, m);
         return 0; /* the main loop stops before the next event */
     }
+    if (sim__mem_check(sim))
+        return 0;
     sim->same_instant = 0;
-    sim->runs = xgrow(sim->runs, sizeof *sim->runs, &sim->runs_cap, sim->nruns + 2);
     uint64_t id = ++sim->nruns;
-    sim->runs[id] = (struct run_rec){.handler = rq->handler, .worker = rq->worker, .phase = PHASE_PREPARING,
-                                     .active = 1, .start_us = sim->now_us, .end_us = SIM_NEVER,
-                                     .due_us = rq->due_us, .wake_us = SIM_NEVER, .retry_of = rq->retry_of,
-                                     .resume_of = rq->resume_of, .tag = rq->tag, .taken_off = sim->ntaken};
-    int has_work = reserve(sim, rq, id);
-    const struct run_rec *r = &sim->runs[id];
-    /* A run that reserved nothing passes no pointer: sim->taken may be NULL. */
+    uint32_t prev;
+    uint32_t slot = run_new(sim, rq, id, &prev);
+    int has_work = reserve(sim, rq, slot);
+    if (prev != ITEM_NIL)
+        sim__run_unref(sim, prev);
+    active_add(sim, slot);
+    const struct run_rec *r = &sim->runs[slot];
     fact_run_start(&sim->fx, &(struct fact_start){.run = id, .handler = rq->handler, .reason = rq->reason,
                                                   .due_us = r->due_us, .wake_us = r->wake_us,
                                                   .resume_of = rq->resume_of,
-                                                  .taken = r->ntaken ? sim->taken + r->taken_off : NULL,
-                                                  .ntaken = r->ntaken});
+                                                  .taken = r->ntaken ? run_taken_ids(r) : NULL,
+                                                  .ntaken = r->ntaken, .ck = &sim->active_ck[r->aslot]});
     busy_guard(sim, rq->handler, has_work);
     livelock_per_handler(sim, rq->handler);
     sim->hs[rq->handler].active++;
-    active_add(sim, id);
-    schedule_phases(sim, id, has_work);
+    schedule_phases(sim, slot, has_work);
     return id;
 }
 
-void sim__run_finish(struct sim *sim, uint64_t id, enum run_outcome out)
+void sim__run_finish(struct sim *sim, uint32_t slot, enum run_outcome out)
 {
-    struct run_rec *r = &sim->runs[id];
+    struct run_rec *r = &sim->runs[slot];
     r->active = 0;
     r->outcome = (uint8_t)out;
     r->end_us = sim->now_us;
     sim->hs[r->handler].active--;
-    active_del(sim, id);
-    fact_run_end(&sim->fx, id, r->handler, out, (enum run_phase)r->phase, (enum fail_class)r->fail);
+    fact_run_end(&sim->fx, r->id, r->handler, out, (enum run_phase)r->phase, (enum fail_class)r->fail,
+                 &sim->active_ck[r->aslot]);
+    active_del(sim, slot);
 }
 
-static void apply_mutation(struct sim *sim, uint64_t id)
+static void apply_mutation(struct sim *sim, uint32_t slot)
 {
-    struct run_rec *r = &sim->runs[id];
+    struct run_rec *r = &sim->runs[slot];
     r->mutated = 1;
-    fact_mutation(&sim->fx, id, r->handler);
+    fact_mutation(&sim->fx, r->id, r->handler, &sim->active_ck[r->aslot]);
 }
 
-static void commit(struct sim *sim, uint64_t id)
+static void commit(struct sim *sim, uint32_t slot)
 {
+    const struct run_rec *r = &sim->runs[slot];
+    uint32_t h = r->handler;
+    const struct handler_def *hd = sim__hdef(sim, h);
+    if (hd->kind == H_CONSUMER) {
+        const uint32_t *slots = run_taken_slots(r);
+        for (uint32_t i = 0; i < r->ntaken; i++)
+            if (sim->items[slots[i]].pub.state == ITEM_PENDING)
+                sim__item_gone(sim, slots[i], ITEM_DONE);
+        return;
+    }
+    if (hd->out_topic < 0)
+        return;
     /* Copy what is needed: publishing calls the policy, which may start runs
      * and so move the run table. */
-    const struct run_rec r = sim->runs[id];
-    const struct handler_def *hd = world_hdef(&sim->w, r.handler);
-    for (uint32_t i = 0; i < r.ntaken; i++) {
-        uint64_t item = sim->taken[r.taken_off + i];
-        if (sim->items[item].state == ITEM_PENDING)
-            sim__item_gone(sim, item, ITEM_DONE);
+    uint64_t id = r->id, src_from = r->src_from, src_to = r->src_to;
+    uint32_t t = sim->w.inst_first_t[sim->hs[h].inst] + (uint32_t)hd->out_topic;
+    struct src_buf *sb = sim__src_of(sim, h);
+    if (sb) {
+        /* Publish what arrived since the last successful poll; a concurrent
+         * run that committed first already published part. */
+        uint64_t cursor = sim->hs[h].src_cursor;
+        uint64_t from = src_from > cursor ? src_from : cursor;
+        if (src_to > cursor)
+            sim->hs[h].src_cursor = src_to;
+        uint32_t origin = sim__origin_source(sim, (uint32_t)hd->source);
+        for (uint64_t k = from; k < src_to; k++)
+            sim__publish(sim, t, src_at(sb, k)->t_us, src_at(sb, k)->key, origin);
+        sim__src_trim(sim, sb, sim->hs[h].src_cursor);
     }
-    if (hd->kind == H_PRODUCER && hd->out_topic >= 0) {
-        uint32_t t = sim->w.inst_first_t[sim->w.h[r.handler].inst] + (uint32_t)hd->out_topic;
-        struct src_buf *sb = sim__src_of(sim, r.handler);
-        if (sb) {
-            /* Publish what arrived since the last successful poll; a
-             * concurrent run that committed first already published part. */
-            uint64_t cursor = sim->hs[r.handler].src_cursor;
-            uint64_t from = r.src_from > cursor ? r.src_from : cursor;
-            if (r.src_to > cursor)
-                sim->hs[r.handler].src_cursor = r.src_to;
-            for (uint64_t k = from; k < r.src_to; k++)
-                sim__publish(sim, t, sb->t_us[k], sb->key[k]);
-        }
-        for (uint32_t k = 0; k < hd->emit_n; k++)
-            sim__publish(sim, t, sim->now_us, (uint32_t)(id * 64 + k));
-    }
+    uint32_t origin = sim__origin_emit(sim, sim->w.h[h].tmpl);
+    for (uint32_t k = 0; k < hd->emit_n; k++)
+        sim__publish(sim, t, sim->now_us, (uint32_t)(id * 64 + k), origin);
 }
 
-/* A phase boundary of run id (EV_PHASE). */
-void sim__run_phase(struct sim *sim, uint64_t id)
+/* The run at slot ended and left the active set: the policy hears of it,
+ * then the record goes unless something keeps it. */
+static void run_ended(struct sim *sim, uint32_t slot)
 {
-    struct run_rec *r = &sim->runs[id];
+    if (sim->host_up) {
+        struct run_rec *r = &sim->runs[slot];
+        struct run_result res = {.run = r->id, .handler = r->handler, .outcome = (enum run_outcome)r->outcome,
+                                 .fail = r->outcome == OUT_COMMITTED ? FAIL_NONE : (enum fail_class)r->fail, .phase = (enum run_phase)r->phase,
+                                 .ntaken = r->ntaken, .wake_us = r->wake_us, .start_us = r->start_us,
+                                 .worker = r->worker, .tag = r->tag};
+        r->in_hook = 1;
+        sim->hook_slot = slot;
+        sim->ops->on_run_end(sim->pol, &res, sim->now_us);
+        sim->hook_slot = ITEM_NIL;
+        sim->runs[slot].in_hook = 0;
+    }
+    sim__run_unref(sim, slot);
+    if (sim->stopping && sim->nactive == 0)
+        sim__stop_complete(sim);
+}
+
+/* A phase boundary of the run at slot (EV_PHASE). */
+void sim__run_phase(struct sim *sim, uint32_t slot, uint64_t id)
+{
+    struct run_rec *r = &sim->runs[slot];
+    SIM_ASSERT(r->id == id);
     SIM_ASSERT(r->active);
     r->ev = 0;
-    struct run_result res = {.run = id, .handler = r->handler, .ntaken = r->ntaken, .wake_us = r->wake_us,
-                             .start_us = r->start_us, .worker = r->worker, .tag = r->tag};
     if (r->phase == PHASE_PREPARING) {
         if (r->fail && r->fail_phase == PHASE_PREPARING)
             goto failed;
         r->phase = PHASE_MUTATING;
         fact_phase(&sim->fx, id, r->handler, PHASE_MUTATING);
-        r->ev = evq_push(sim->q, r->t_mut_us, EV_PHASE, 0, id);
+        r->ev = evq_push(sim->q, r->t_mut_us, EV_PHASE, slot, id);
         return;
     }
     if (r->phase == PHASE_MUTATING) {
         if (r->fail && r->fail_phase == PHASE_MUTATING) {
             if (r->fail == FAIL_INDETERMINATE && r->mut_if_fail)
-                apply_mutation(sim, id);
+                apply_mutation(sim, slot);
             goto failed;
         }
-        apply_mutation(sim, id);
+        apply_mutation(sim, slot);
         r->phase = PHASE_MUTATED;
         fact_phase(&sim->fx, id, r->handler, PHASE_MUTATED);
         if (r->fail && r->fail_phase == PHASE_MUTATED)
             goto failed;
         r->phase = PHASE_EMITTING;
-        r->ev = evq_push(sim->q, r->end_us, EV_PHASE, 0, id);
+        r->ev = evq_push(sim->q, r->end_us, EV_PHASE, slot, id);
         return;
     }
     SIM_ASSERT(r->phase == PHASE_EMITTING);
     if (r->fail && r->fail_phase == PHASE_EMITTING)
         goto failed;
-    commit(sim, id);
-    r = &sim->runs[id];
-    if (r->ntaken)
-        sim->hs[r->handler].inst_runs = 0; /* progress, for the livelock rule */
-    r->phase = PHASE_COMMITTED;
-    sim__run_finish(sim, id, OUT_COMMITTED);
-    res.outcome = OUT_COMMITTED;
-    res.phase = PHASE_COMMITTED;
-    if (sim->host_up)
-        sim->ops->on_run_end(sim->pol, &res, sim->now_us);
-    if (sim->stopping && sim->nactive == 0)
-        sim__stop_complete(sim);
+    commit(sim, slot);
+    if (sim->runs[slot].ntaken)
+        sim->inst_runs[sim->runs[slot].handler].n = 0; /* progress, for the livelock rule */
+    sim->runs[slot].phase = PHASE_COMMITTED;
+    sim__run_finish(sim, slot, OUT_COMMITTED);
+    run_ended(sim, slot);
     return;
 failed:
-    res.outcome = OUT_FAILED;
-    res.fail = (enum fail_class)r->fail;
-    res.phase = (enum run_phase)r->phase;
-    sim__run_finish(sim, id, OUT_FAILED);
-    if (sim->host_up)
-        sim->ops->on_run_end(sim->pol, &res, sim->now_us);
-    if (sim->stopping && sim->nactive == 0)
-        sim__stop_complete(sim);
+    sim__run_finish(sim, slot, OUT_FAILED);
+    run_ended(sim, slot);
+}
+
+/* What a run's end does, for a run the policy kills: its pending phase
+ * event goes, it leaves the active set, and the fact layer records its end
+ * as cut off (no on_run_end: the policy knows). */
+int sim_run_cancel(struct sim *sim, uint64_t run)
+{
+    SIM_ASSERT(run >= 1 && run <= sim->nruns);
+    uint32_t slot = idmap_get(&sim->run_map, run);
+    if (slot == IDMAP_NONE || !sim->runs[slot].active || !sim->accepting)
+        return 0;
+    sim__policy_event(sim);
+    struct run_rec *r = &sim->runs[slot];
+    if (r->ev)
+        evq_cancel(sim->q, r->ev);
+    r->ev = 0;
+    sim__run_finish(sim, slot, OUT_CUTOFF);
+    sim__run_unref(sim, slot);
+    return 1;
 }
 
 int sim_deliver(struct sim *sim, uint32_t handler, uint64_t id)
 {
     SIM_ASSERT(handler < sim->w.nh);
-    const struct handler_def *hd = world_hdef(&sim->w, handler);
+    const struct handler_def *hd = sim__hdef(sim, handler);
     uint32_t ppm = 0;
     for (uint8_t k = 0; k < hd->nfails; k++)
         if (hd->fails[k].cls == FAIL_DELIVERY)
@@ -374,8 +570,7 @@ int sim_deliver(struct sim *sim, uint32_t handler, uint64_t id)
 
 void sim_run_get(const struct sim *sim, uint64_t run, struct sim_run_info *o)
 {
-    SIM_ASSERT(run >= 1 && run <= sim->nruns);
-    const struct run_rec *r = &sim->runs[run];
+    const struct run_rec *r = &sim->runs[run_slot_of(sim, run)];
     *o = (struct sim_run_info){.handler = r->handler, .worker = r->worker, .phase = (enum run_phase)r->phase,
                                .active = r->active, .outcome = (enum run_outcome)r->outcome,
                                .fail = (enum fail_class)r->fail, .mutation_applied = r->mutated,
@@ -384,14 +579,18 @@ void sim_run_get(const struct sim *sim, uint64_t run, struct sim_run_info *o)
                                .tag = r->tag, .wake_us = r->wake_us};
 }
 
+int sim_run_kept(const struct sim *sim, uint64_t run)
+{
+    return run >= 1 && run <= sim->nruns && idmap_get(&sim->run_map, run) != IDMAP_NONE;
+}
+
 uint32_t sim_active_runs(const struct sim *sim, uint32_t handler) { return sim->hs[handler].active; }
 
 const uint64_t *sim_run_taken(const struct sim *sim, uint64_t run, uint32_t *n)
 {
-    SIM_ASSERT(run >= 1 && run <= sim->nruns);
-    const struct run_rec *r = &sim->runs[run];
+    const struct run_rec *r = &sim->runs[run_slot_of(sim, run)];
     *n = r->ntaken;
-    return r->ntaken ? sim->taken + r->taken_off : NULL; /* taken may still be NULL */
+    return run_taken_ids(r);
 }
 
 void sim_note(struct sim *sim, int64_t handler, const char *fmt, ...)
@@ -408,8 +607,8 @@ void sim__interrupt_runs(struct sim *sim, int all, int any_worker, uint32_t work
 {
     size_t i = 0;
     while (i < sim->nactive) {
-        uint64_t id = sim->active[i];
-        struct run_rec *r = &sim->runs[id];
+        uint32_t slot = sim->active[i];
+        struct run_rec *r = &sim->runs[slot];
         int hit = all || (any_worker ? r->worker != 0 : r->worker == worker);
         if (!hit) {
             i++;
@@ -418,7 +617,7 @@ void sim__interrupt_runs(struct sim *sim, int all, int any_worker, uint32_t work
         if (r->ev)
             evq_cancel(sim->q, r->ev);
         r->ev = 0;
-        sim__run_finish(sim, id, out);
+        sim__run_finish(sim, slot, out);
+        sim__run_unref(sim, slot);
     }
 }
-

@@ -51,7 +51,7 @@ static int64_t wall_now_us(void)
 static void run_one(const struct sweep_job *j, const struct sweep_opts *o, FILE *trace, struct sweep_out *out)
 {
     struct sim_opts so = {.seed = j->seed, .trace = trace, .keep_trace = o->keep_trace,
-                          .max_events = o->max_events, .label = j->label};
+                          .max_events = o->max_events, .max_memory = o->max_memory, .label = j->label};
     int64_t t0 = wall_now_us();
     sim_run(j->scn, j->ops, j->ps, &so, &out->res);
     out->wall_us = wall_now_us() - t0;

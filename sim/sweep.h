@@ -43,6 +43,7 @@ struct sweep_job {
 struct sweep_opts {
     int workers;                   /* 1: run in this process; up to SWEEP_MAX_WORKERS */
     uint64_t max_events;           /* 0: the engine's default */
+    uint64_t max_memory;           /* each simulation's budget; 0: the engine's default */
     int keep_trace;                /* collect trace records in each result */
     FILE *trace;                   /* the text trace of every run, in job order; NULL none */
 };

@@ -35,6 +35,15 @@ void *xrealloc(void *p, size_t n)
     return q;
 }
 
+void *xmalloc_aligned(size_t align, size_t n)
+{
+    size_t m = n ? (n + align - 1) / align * align : align;
+    void *p = aligned_alloc(align, m);
+    if (!p)
+        oom(m);
+    return p;
+}
+
 char *xstrdup(const char *s)
 {
     size_t n = strlen(s) + 1;

@@ -24,6 +24,9 @@ char *xstrdup(const char *s);
 /* Grows *p (an array of elem-sized items with capacity *cap) to hold at
  * least need items, doubling; returns *p. */
 void *xgrow(void *p, size_t elem, size_t *cap, size_t need);
+/* n bytes aligned to align (a power of two; n is rounded up to a multiple
+ * of it), for tables of cache-line records; released with free. */
+void *xmalloc_aligned(size_t align, size_t n);
 
 /* Exits with status 3 after printing "simrun: internal error: ..." to stderr.
  * For broken invariants that must not be survived in any build. */

@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "sim/checker.h"
+#include "sim/checker_int.h"
 #include "sim/util.h"
 #include "sim/world.h"
 #include "sim/rng.h"
@@ -1309,9 +1310,87 @@ static void test_random_vs_model(void **state)
     }
 }
 
+/* ---- the compact sets, against a plain model ---------------------------------- */
+
+/* Values in order at one spacing with gaps, a few out of order, and some
+ * repeats; each insert answers what a byte map says. */
+static void test_pset_vs_model(void **state)
+{
+    (void)state;
+    for (uint64_t seed = 1; seed <= 20; seed++) {
+        struct rng r = rng_stream(seed, 0, 0, 0);
+        struct pset s = {0};
+        uint8_t *seen = calloc(200000, 1);
+        assert_non_null(seen);
+        uint64_t bytes = 0;
+        int64_t next = 0;
+        for (int i = 0; i < 20000; i++) {
+            int64_t x;
+            uint64_t k = rng_below(&r, 100);
+            if (k < 80)
+            {
+                x = next;
+                next += 10 * (1 + (int64_t)(rng_below(&r, 20) == 0));
+            }
+            else if (k < 95)
+                x = (int64_t)rng_below(&r, (uint64_t)next + 1);
+            else
+                x = (int64_t)rng_below(&r, 200000);
+            if (x >= 200000)
+                continue;
+            int had = pset_insert(&s, x, &bytes);
+            assert_int_equal(had, seen[x]);
+            seen[x] = 1;
+        }
+        free(seen);
+        pset_free(&s);
+    }
+    /* A schedule served in order, missing a due now and then: one
+     * progression per stretch between misses. */
+    struct pset s = {0};
+    uint64_t bytes = 0;
+    int gaps = 0;
+    for (int64_t d = 0; d < 1000000; d += 600) {
+        if (d % 60000 == 0 && d) {
+            gaps++;
+            continue;
+        }
+        assert_int_equal(pset_insert(&s, d, &bytes), 0);
+    }
+    assert_int_equal(pset_insert(&s, 1200, &bytes), 1);
+    assert_true(s.n + s.has_tail <= (size_t)gaps + 1);
+    pset_free(&s);
+}
+
+static void test_idset_vs_model(void **state)
+{
+    (void)state;
+    struct rng r = rng_stream(7, 0, 0, 0);
+    struct idset s = {0};
+    uint8_t *seen = calloc(1u << 20, 1);
+    assert_non_null(seen);
+    uint64_t bytes = 0;
+    for (int i = 0; i < 300000; i++) {
+        /* dense near a moving front, and sparse anywhere */
+        uint64_t id = rng_below(&r, 4) ? (uint64_t)i * 3 + rng_below(&r, 8) : rng_below(&r, 1u << 20);
+        id &= (1u << 20) - 1;
+        assert_int_equal(idset_has(&s, id), seen[id]);
+        if (!seen[id]) {
+            idset_add(&s, id, &bytes);
+            seen[id] = 1;
+        }
+    }
+    for (uint64_t id = 0; id < (1u << 20); id += 7)
+        assert_int_equal(idset_has(&s, id), seen[id]);
+    free(seen);
+    idset_free(&s);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_pset_vs_model),
+        cmocka_unit_test(test_idset_vs_model),
         cmocka_unit_test(test_latency),
         cmocka_unit_test(test_latency_censored),
         cmocka_unit_test(test_latency_origin),

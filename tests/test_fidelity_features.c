@@ -129,6 +129,37 @@ static void test_changed_dues(void **state)
     scenario_free(s);
 }
 
+/* The last due <= t (sim_sched_prev) walks the same instants as the dues:
+ * for every minute and every due of schedules changed between every and
+ * cron, paused and resumed, it is the latest due the walk gives <= t; as
+ * of an instant before a change it is the schedule as it was then. */
+static void test_changed_prev(void **state)
+{
+    (void)state;
+    struct scenario *s = simtest_parse("p.scn", "horizon 6h\n"
+                                                "workflow w\n"
+                                                "  producer p every 1h runs 1s publish t\n"
+                                                "change w.p cron \"*/20 * * * *\" at 2h05m\n"
+                                                "disable w.p at 3h10m\n"
+                                                "enable w.p at 3h50m\n"
+                                                "change w.p every 45m at 4h10m\n");
+    const struct schedule *sc = &s->wfs[0].handlers[0].sched;
+    ndues = 0;
+    schedule_dues(s, sc, 0, s->horizon_us, keep_due, NULL);
+    assert_true(ndues > 8 && ndues < 64);
+    for (int64_t t = 0; t < s->horizon_us; t += US_PER_MIN / 2) {
+        int64_t want = -1;
+        for (int i = 0; i < ndues && dues[i] <= t; i++)
+            want = dues[i];
+        EXPECT_I64(schedule_prev_asof(s, sc, t, SIM_NEVER), want, "prev");
+    }
+    /* At 1h30m nothing has changed yet: the hourly grid, extended. */
+    EXPECT_I64(schedule_prev_asof(s, sc, 150 * US_PER_MIN, 90 * US_PER_MIN), 120 * US_PER_MIN, "as of 1h30m");
+    /* After the change to every 20 minutes (from 2h05m: 2h20m, 2h40m). */
+    EXPECT_I64(schedule_prev_asof(s, sc, 150 * US_PER_MIN, 150 * US_PER_MIN), 140 * US_PER_MIN, "as of 2h30m");
+    scenario_free(s);
+}
+
 /* --- failures and deadlines ----------------------------------------------------------- */
 
 static void test_deterministic_failures(void **state)
@@ -385,6 +416,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_parse_lines),          cmocka_unit_test(test_changed_dues),
+        cmocka_unit_test(test_changed_prev),
         cmocka_unit_test(test_deterministic_failures), cmocka_unit_test(test_deadlines),
         cmocka_unit_test(test_api_hooks),            cmocka_unit_test(test_grammars),
         cmocka_unit_test(test_variants_resolve),

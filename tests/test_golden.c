@@ -218,17 +218,15 @@ static void test_graceful_stop(void **state)
     sim_result_free(&r);
 }
 
-/* The run limit stops a simulation that would start runs without bound:
- * poll every second for a year, stopped after 1000 runs. */
+/* The run limit bounds *live* runs: a producer every second whose runs
+ * last a day has a run more alive each second, and is stopped at 1000. */
 static void test_run_limit(void **state)
 {
     (void)state;
-    struct scenario *s = simtest_parse("limit.scn", "horizon 365d\nworkflow w\n  consumer c subscribe t fifo runs 1s\n");
-    const struct policy_ops *ops = policy_find("poll");
+    struct scenario *s = simtest_parse("limit.scn", "horizon 1h\nworkflow w\n  producer p every 1s runs 1d publish t 1\n");
+    const struct policy_ops *ops = policy_find("oracle");
     struct params ps;
     params_init(&ps, ops);
-    char msg[128];
-    assert_int_equal(params_set(&ps, "period", "1s", msg, sizeof msg), 0);
     struct sim_opts o = {.seed = 1, .max_runs = 1000};
     struct sim_result r;
     sim_run(s, ops, &ps, &o, &r);
@@ -239,22 +237,133 @@ static void test_run_limit(void **state)
     scenario_free(s);
 }
 
-/* The item limit: 500 events to two subscribers stop at 600 items. */
+/* ... while runs that end make room: poll every second for an hour starts
+ * 3600 runs, under a limit of 100 live ones. */
+static void test_run_limit_live(void **state)
+{
+    (void)state;
+    struct scenario *s = simtest_parse("limit.scn", "horizon 1h\ndrain 0s\nworkflow w\n  consumer c subscribe t fifo runs 1s\n");
+    const struct policy_ops *ops = policy_find("poll");
+    struct params ps;
+    params_init(&ps, ops);
+    char msg[128];
+    assert_int_equal(params_set(&ps, "period", "1s", msg, sizeof msg), 0);
+    struct sim_opts o = {.seed = 1, .max_runs = 100};
+    struct sim_result r;
+    sim_run(s, ops, &ps, &o, &r);
+    assert_int_equal(r.status, SIM_OK);
+    assert_true(m(&r, "runs") >= 3600);
+    sim_result_free(&r);
+    scenario_free(s);
+}
+
+/* The item limit bounds *live* items: 500 events to two subscribers whose
+ * runs outlast the horizon stop at 600 pending items; with short runs the
+ * same limit lets all 1000 through. */
 static void test_item_limit(void **state)
 {
     (void)state;
-    struct scenario *s = simtest_parse("items.scn", "horizon 1d\nworkflow w\n  consumer a subscribe t fifo runs 1s\n"
-                                                    "  consumer b subscribe t fifo runs 1s\npublish t rate 500/d\n");
+    static const char *text[2] = {
+        "horizon 1d\nworkflow w\n  consumer a subscribe t fifo runs 2d\n"
+        "  consumer b subscribe t fifo runs 2d\npublish t rate 500/d\n",
+        "horizon 1d\nworkflow w\n  consumer a subscribe t fifo runs 1s\n"
+        "  consumer b subscribe t fifo runs 1s\npublish t rate 500/d\n"};
+    for (int k = 0; k < 2; k++) {
+        struct scenario *s = simtest_parse("items.scn", text[k]);
+        const struct policy_ops *ops = policy_find("oracle");
+        struct params ps;
+        params_init(&ps, ops);
+        struct sim_opts o = {.seed = 1, .max_items = 600};
+        struct sim_result r;
+        sim_run(s, ops, &ps, &o, &r);
+        if (k == 0) {
+            assert_int_equal(r.status, SIM_EVENT_LIMIT);
+            assert_non_null(strstr(r.status_msg, "item limit"));
+            assert_true(m(&r, "published") == 600);
+        } else {
+            assert_int_equal(r.status, SIM_OK);
+            assert_true(m(&r, "published") == 1000);
+        }
+        sim_result_free(&r);
+        scenario_free(s);
+    }
+}
+
+/* The memory budget: items that pile up (runs that outlast the horizon)
+ * reach a budget of 4 MiB; the run stops with memory-limit there, naming
+ * the line that published them.  Twice: the stop is deterministic. */
+static void test_memory_budget(void **state)
+{
+    (void)state;
+    struct scenario *s = simtest_parse("mem.scn", "horizon 1d\nworkflow w\n  consumer c subscribe t fifo runs 2d\n"
+                                                  "publish t rate 100000/d\n");
     const struct policy_ops *ops = policy_find("oracle");
     struct params ps;
     params_init(&ps, ops);
-    struct sim_opts o = {.seed = 1, .max_items = 600};
-    struct sim_result r;
-    sim_run(s, ops, &ps, &o, &r);
-    assert_int_equal(r.status, SIM_EVENT_LIMIT);
-    assert_non_null(strstr(r.status_msg, "item limit"));
-    assert_true(m(&r, "published") == 600);
-    sim_result_free(&r);
+    struct sim_opts o = {.seed = 1, .max_memory = 4u << 20};
+    uint64_t fp = 0;
+    for (int k = 0; k < 2; k++) {
+        struct sim_result r;
+        sim_run(s, ops, &ps, &o, &r);
+        assert_int_equal(r.status, SIM_MEMORY_LIMIT);
+        assert_int_equal(r.status_line, 4);
+        assert_non_null(strstr(r.status_msg, "memory limit"));
+        assert_true(m(&r, "published") > 1000 && m(&r, "published") < 100000);
+        assert_true(r.peak_memory > (4u << 20) && r.peak_memory < (8u << 20));
+        assert_true(k == 0 || r.fingerprint == fp);
+        fp = r.fingerprint;
+        sim_result_free(&r);
+    }
+    scenario_free(s);
+}
+
+/* What does not grow with the horizon stays within a small budget: a month
+ * of a crash every few seconds (crash records are aggregated as they
+ * happen), and a producer due every 20 us (runs end and are forgotten). */
+static void test_memory_flat(void **state)
+{
+    (void)state;
+    static const char *text[2] = {
+        "horizon 30d\nworkflow w\n  consumer c subscribe t fifo runs 1s\npublish t poisson 1/h\n"
+        "crash host random mtbf 1s mttr 1s\n",
+        "horizon 1m\ndrain 0\nworkflow w\n  producer p every 20us runs 0 publish t\n"
+        "  consumer c subscribe t fifo runs 0\n"};
+    for (int k = 0; k < 2; k++) {
+        struct scenario *s = simtest_parse("flat.scn", text[k]);
+        const struct policy_ops *ops = policy_find("oracle");
+        struct params ps;
+        params_init(&ps, ops);
+        struct sim_opts o = {.seed = 1, .max_memory = 8u << 20};
+        struct sim_result r;
+        sim_run(s, ops, &ps, &o, &r);
+        assert_int_equal(r.status, SIM_OK);
+        if (k == 0)
+            assert_true(m(&r, "crashes") > 500000);
+        else
+            assert_true(m(&r, "runs") >= 3000000);
+        sim_result_free(&r);
+        scenario_free(s);
+    }
+}
+
+/* The estimate before a run: a burst names its line, a large fleet its
+ * workflow. */
+static void test_memory_estimate(void **state)
+{
+    (void)state;
+    struct scenario *s = simtest_parse("est.scn", "horizon 1h\nworkflow w\n  consumer c subscribe t fifo runs 1s\n"
+                                                  "publish t burst 1000000 at 0\n");
+    int line = 0;
+    char why[200];
+    uint64_t b = sim_memory_estimate(s, &line, why, sizeof why);
+    assert_int_equal(line, 4);
+    assert_true(b > 50u << 20 && b < 1000u << 20);
+    scenario_free(s);
+    s = simtest_parse("est.scn", "horizon 1h\nworkflow w x 100000\n  consumer c subscribe t fifo runs 1s\n"
+                                 "publish t at 0\n");
+    b = sim_memory_estimate(s, &line, why, sizeof why);
+    assert_int_equal(line, 2);
+    assert_true(b > 10u << 20);
     scenario_free(s);
 }
 
@@ -293,7 +402,12 @@ int main(void)
         cmocka_unit_test(test_poll_slow),         cmocka_unit_test(test_oracle_digest),
         cmocka_unit_test(test_oracle_crash),      cmocka_unit_test(test_crash_after_mutation),
         cmocka_unit_test(test_determinism),       cmocka_unit_test(test_graceful_stop),
-        cmocka_unit_test(test_run_limit),         cmocka_unit_test(test_item_limit),
+        cmocka_unit_test(test_run_limit),
+        cmocka_unit_test(test_run_limit_live),
+        cmocka_unit_test(test_item_limit),
+        cmocka_unit_test(test_memory_budget),
+        cmocka_unit_test(test_memory_flat),
+        cmocka_unit_test(test_memory_estimate),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     cal_zone_cache_free();

@@ -16,21 +16,22 @@
 static uint64_t model_next(struct jobtab *t, int64_t now, int64_t *at)
 {
     uint64_t best = UINT64_MAX;
-    for (uint64_t i = 0; i < t->n; i++) {
-        const struct job *j = &t->rows[i];
+    for (uint64_t i = t->base; i < t->n; i++) {
+        const struct job *j = jobs_get(t, i);
         if (j->status == JOB_COMPLETED || j->status == JOB_FAILED)
             continue;
-        if (best == UINT64_MAX || j->available_us < t->rows[best].available_us)
+        if (best == UINT64_MAX || j->available_us < jobs_get(t, best)->available_us)
             best = i;
     }
     if (best != UINT64_MAX)
-        *at = t->rows[best].available_us;
-    return best != UINT64_MAX && t->rows[best].available_us <= now ? best : UINT64_MAX;
+        *at = jobs_get(t, best)->available_us;
+    return best != UINT64_MAX && jobs_get(t, best)->available_us <= now ? best : UINT64_MAX;
 }
 
-static void test_jobs_model(void **state)
+/* forget: 0, or forget the finished rows at the front every 64 operations
+ * (updates then fall on the rows still kept, finishing the oldest often). */
+static void jobs_model(int forget)
 {
-    (void)state;
     for (uint64_t seed = 1; seed <= 20; seed++) {
         struct rng r = rng_stream(seed, RNG_POLICY, 7, 0);
         struct jobtab t;
@@ -42,7 +43,9 @@ static void test_jobs_model(void **state)
                 struct job j = {.status = JOB_PENDING, .available_us = now + (int64_t)rng_below(&r, 100)};
                 jobs_add(&t, &j);
             } else if (k < 7) {
-                uint64_t id = rng_below(&r, t.n);
+                uint64_t id = t.base + rng_below(&r, t.n - t.base);
+                if (forget && rng_below(&r, 2))
+                    id = t.base;
                 enum job_status st = (enum job_status)rng_below(&r, 5);
                 jobs_update(&t, id, st, now + (int64_t)rng_below(&r, 200));
             } else {
@@ -59,10 +62,32 @@ static void test_jobs_model(void **state)
             }
             if (op % 256 == 0)
                 assert_true(jobs_check(&t));
+            if (forget && op % 64 == 0) {
+                uint64_t first = t.base;
+                while (first < t.n && (jobs_get(&t, first)->status == JOB_COMPLETED ||
+                                       jobs_get(&t, first)->status == JOB_FAILED))
+                    first++;
+                jobs_forget_below(&t, first);
+                assert_int_equal(t.base, first);
+            }
         }
         assert_true(jobs_check(&t));
+        assert_true(!forget || t.base > 0);
         jobs_free(&t);
     }
+}
+
+static void test_jobs_model(void **state)
+{
+    (void)state;
+    jobs_model(0);
+}
+
+/* The same with the finished front forgotten: the same answers. */
+static void test_jobs_forget(void **state)
+{
+    (void)state;
+    jobs_model(1);
 }
 
 static void test_backoff(void **state)
@@ -91,6 +116,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_jobs_model),
+        cmocka_unit_test(test_jobs_forget),
         cmocka_unit_test(test_backoff),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -3,7 +3,8 @@
  * with a policy's options, the calendar, the two workload properties;
  * sim_alarm (idempotent, SIM_NEVER, clamped to now, gone at a crash and a
  * graceful stop, one wake-up per firing); the on_stop hook (once per
- * graceful stop, never at a crash). */
+ * graceful stop, never at a crash); which run records and items are kept
+ * (RUN RECORDS AND ITEMS). */
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -422,6 +423,79 @@ static void test_on_stop_optional(void **state)
     sim_result_free(&r);
 }
 
+/* --- run records and items: what is kept ------------------------------------
+ * Items 0 (c) and 1 (d) are published at 10s, 2 and 3 at 30s.  At 20s runs
+ * 1 (c, takes item 0) and 2 (d, takes item 1) start, and the policy holds
+ * run 2; at 40s runs 3 (c) and 4 (d) start.  Run 1 was kept as c's latest
+ * and goes with it, and item 0 with it; run 2 stays while held. */
+static const char *kept_text = "horizon 1h\nworkflow w\n  consumer c subscribe t fifo runs 1s\n"
+                               "  consumer d subscribe t fifo runs 1s\npublish t at 10s\npublish t at 30s\n";
+
+static void kept_start(struct policy *p, int restart, int64_t now_us)
+{
+    sim_timer_at(p->sim, 20 * US_PER_S, 1, 0);
+    sim_timer_at(p->sim, 40 * US_PER_S, 2, 0);
+}
+
+static void kept_timer(struct policy *p, uint32_t tag, int64_t now_us)
+{
+    struct sim *sim = p->sim;
+    struct run_req rq = RUN_REQ_INIT;
+    rq.handler = 0;
+    uint64_t rc = sim_run_start(sim, &rq);
+    rq.handler = 1;
+    uint64_t rd = sim_run_start(sim, &rq);
+    if (tag == 1) {
+        EXPECT_U64(rc, 1, "run of c");
+        EXPECT_U64(rd, 2, "run of d");
+        sim_run_hold(sim, rd);
+        EXPECT_I64(sim_item(sim, 0)->state, ITEM_PENDING, "reserved, not yet committed");
+        return;
+    }
+    /* Run 1 was c's latest; run 3 took its place. */
+    EXPECT_I64(sim_run_kept(sim, 1), 0, "run 1 after run 3 started");
+    EXPECT_I64(sim_item(sim, 0)->state, ITEM_GONE, "item 0 with it");
+    EXPECT_U64(sim_item(sim, 0)->consumer, UINT32_MAX, "a gone item has no consumer");
+    EXPECT_I64(sim_run_kept(sim, 2), 1, "run 2 is held");
+    struct sim_run_info ri;
+    sim_run_get(sim, 2, &ri);
+    EXPECT_I64(ri.outcome, OUT_COMMITTED, "run 2's record");
+    uint32_t n;
+    const uint64_t *t = sim_run_taken(sim, 2, &n);
+    EXPECT_U64(n, 1, "its reservation");
+    EXPECT_U64(t[0], 1, "item 1");
+    EXPECT_I64(sim_item(sim, 1)->state, ITEM_DONE, "held by run 2's reservation");
+    sim_run_release(sim, 2);
+    EXPECT_I64(sim_run_kept(sim, 2), 0, "released");
+    EXPECT_I64(sim_item(sim, 1)->state, ITEM_GONE, "item 1 with it");
+    EXPECT_I64(sim_run_kept(sim, 4), 1, "an active run");
+    logf_("checked");
+}
+
+static void kept_end(struct policy *p, const struct run_result *r, int64_t now_us)
+{
+    /* In its own on_run_end a run is readable, latest of its handler or not. */
+    EXPECT_I64(sim_run_kept(p->sim, r->run), 1, "in on_run_end");
+    struct sim_run_info ri;
+    sim_run_get(p->sim, r->run, &ri);
+    EXPECT_I64(ri.active, 0, "ended");
+}
+
+static void test_run_records_kept(void **state)
+{
+    (void)state;
+    reset_knobs();
+    on_start_fn = kept_start;
+    on_timer_fn = kept_timer;
+    on_end_fn = kept_end;
+    struct sim_result r;
+    run_probe(kept_text, NULL, &r);
+    EXPECT_STR(log_str(), "start 0; timer 1 20s; end 21s; end 21s; timer 2 40s; checked; end 41s; end 41s; destroy 1d1h",
+               "log");
+    EXPECT_I64(simtest_metric(&r, -1, "processed"), 4, "processed");
+    sim_result_free(&r);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -433,6 +507,7 @@ int main(void)
         cmocka_unit_test(test_on_stop_once_per_stop),
         cmocka_unit_test(test_on_stop_not_at_crash),
         cmocka_unit_test(test_on_stop_optional),
+        cmocka_unit_test(test_run_records_kept),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,72 @@
+/* idmap.h: a map from 64-bit ids to 32-bit slots, for tables of live
+ * records whose ids are dense and monotonic over a run but whose live set is
+ * small and scattered (items, runs: ids are issued in order and retired in
+ * any order).
+ *
+ * Open addressing with linear probing and backward-shift deletion (no
+ * tombstones, so lookups stay short however many ids come and go); the
+ * capacity is a power of two at least twice the live count, and at most 8x
+ * it once over 64 Ki buckets (it shrinks when most entries are gone, so a
+ * burst does not pin its peak).
+ * Ids are spread by a Fibonacci multiply, so that consecutive, strided or
+ * clustered ids do not pile up (placing consecutive ids side by side would
+ * save cache misses on insertion, but makes long clusters that deletion
+ * must walk).
+ *
+ * Costs: get, put and del are O(1) expected; a resize is O(capacity).
+ * Memory: 16 bytes per bucket, idmap_bytes() in all.
+ *
+ * Ownership: the map owns its buckets; idmap_free releases them. */
+#ifndef SIM_IDMAP_H
+#define SIM_IDMAP_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define IDMAP_NONE UINT32_MAX
+
+struct idmap_ent {
+    uint64_t key;                  /* id + 1; 0: empty */
+    uint32_t val;
+    uint32_t unused;
+};
+
+struct idmap {
+    struct idmap_ent *v;
+    size_t cap;                    /* 0 or a power of two, at least IDMAP_MIN_CAP */
+    size_t n;                      /* entries */
+    unsigned shift;                /* 64 - log2(cap) */
+};
+
+void idmap_init(struct idmap *m);
+void idmap_free(struct idmap *m);
+/* Adds id -> val; id must not be in the map. */
+void idmap_put(struct idmap *m, uint64_t id, uint32_t val);
+/* Removes id, which must be in the map. */
+void idmap_del(struct idmap *m, uint64_t id);
+/* Bytes the map holds. */
+static inline size_t idmap_bytes(const struct idmap *m) { return m->cap * sizeof(struct idmap_ent); }
+
+#define IDMAP_MIN_CAP 64
+
+static inline size_t idmap__home(const struct idmap *m, uint64_t key)
+{
+    return (size_t)((key * UINT64_C(0x9e3779b97f4a7c15)) >> m->shift);
+}
+
+/* The slot of id, IDMAP_NONE if it is not in the map. */
+static inline uint32_t idmap_get(const struct idmap *m, uint64_t id)
+{
+    if (m->n == 0)
+        return IDMAP_NONE;
+    uint64_t key = id + 1;
+    size_t mask = m->cap - 1;
+    for (size_t i = idmap__home(m, key);; i = (i + 1) & mask) {
+        if (m->v[i].key == key)
+            return m->v[i].val;
+        if (m->v[i].key == 0)
+            return IDMAP_NONE;
+    }
+}
+
+#endif
