@@ -113,7 +113,8 @@ static void resume_cut_runs(struct policy *p, uint8_t *resumed)
     struct oracle_durable *d = p->d;
     size_t n = d->nheld;
     uint64_t *cut = xmalloc((n ? n : 1) * sizeof *cut);
-    memcpy(cut, d->held, n * sizeof *cut);
+    if (n) /* held is NULL before the first run */
+        memcpy(cut, d->held, n * sizeof *cut);
     qsort(cut, n, sizeof *cut, cmp_u64);
     d->nheld = 0; /* each hold is released below, after its last read */
     for (size_t i = 0; i < n; i++) {
