@@ -25,7 +25,7 @@ else
 endif
 CFLAGS_ALL  = $(BASE) $(OPT) $(CFLAGS)
 LDFLAGS_ALL = $(OPT) $(LDFLAGS)
-LIBS    := $(SQL_LIBS) -lm
+LIBS    := $(SQL_LIBS) -lm -ldl -lpthread
 
 LIB_SRC   := $(sort $(filter-out sim/main.c,$(wildcard sim/*.c)) $(wildcard policies/*.c) $(wildcard reports/*.c))
 LIB_OBJ   := $(LIB_SRC:%.c=$(B)/%.o)
@@ -43,7 +43,8 @@ FUZZ_SECONDS ?= 60
 FUZZ_FLAGS := -std=c11 -D_DEFAULT_SOURCE -g -O1 -I. $(SQL_CFLAGS) -fno-omit-frame-pointer \
               -fsanitize=address,undefined -fno-sanitize-recover=undefined
 
-.PHONY: FORCE all build tests benches test test-unit test-sanitize test-cli bench demo realworld clean deps fuzz
+.PHONY: FORCE all build tests benches test test-unit test-sanitize test-cli bench demo realworld clean deps fuzz \
+        install uninstall
 
 all: simrun
 
@@ -54,10 +55,19 @@ simrun: FORCE
 
 FORCE:
 
-build: $(B)/simrun
+build: $(B)/simrun $(B)/simrun.1 $(B)/simrun.bash
 
+# The manual page and the bash completion are made by the binary from its
+# own option tables (sim/cli_help.c), so they cannot drift from --help.
+$(B)/simrun.1: $(B)/simrun
+	$(B)/simrun help --man > $@.tmp && mv $@.tmp $@
+$(B)/simrun.bash: $(B)/simrun
+	$(B)/simrun help --bash-completion > $@.tmp && mv $@.tmp $@
+
+# -rdynamic: policy plugins (sim/plugin.h) call the engine's functions,
+# which the binary therefore exports.
 $(B)/simrun: $(B)/sim/main.o $(B)/libsim.a
-	$(CC) $(LDFLAGS_ALL) -o $@ $^ $(LIBS)
+	$(CC) $(LDFLAGS_ALL) -rdynamic -o $@ $^ $(LIBS)
 
 $(B)/libsim.a: $(LIB_OBJ)
 	@rm -f $@
@@ -82,7 +92,7 @@ $(B)/tests/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/replay.c tests/fuzz/fuzz.h $(B
 # The example policy of docs/writing-a-policy.md is compiled into its test.
 $(B)/tests/test_example_policy: examples/policy/fifo_now.c
 
-tests: $(TEST_BIN) $(FUZZ_BIN) $(B)/simrun
+tests: $(TEST_BIN) $(FUZZ_BIN) $(B)/simrun $(B)/simrun.1 $(B)/simrun.bash
 benches: $(BENCH_BIN) $(B)/simrun
 
 # The whole suite: unit and property tests, CLI and golden runs, scenario
@@ -132,6 +142,44 @@ fuzz: $(FUZZ_SRC:tests/fuzz/%.c=build/fuzz/%)
 	    build/fuzz/$$t -max_total_time=$(FUZZ_SECONDS) -max_len=8192 -timeout=10 -rss_limit_mb=4096 \
 	        -print_final_stats=1 build/fuzz/corpus/$$t tests/fuzz/corpus/$${t#fuzz_} || exit 1; \
 	done
+
+# Installs like a Debian package would lay it out: the binary, the public
+# headers a policy plugin needs (sim/policy_api.h and exactly what it
+# includes: tests/cli_install.sh checks that this list is its closure),
+# simrun.pc, the manual page, the bash completion, the bundled scenarios and
+# the example plugin.  PREFIX defaults to /usr/local; DESTDIR stages it.
+# MODE=san installs the sanitized build (for the tests).
+PREFIX  ?= /usr/local
+BINDIR  := $(PREFIX)/bin
+INCDIR  := $(PREFIX)/include/simrun
+PCDIR   := $(PREFIX)/lib/pkgconfig
+MANDIR  := $(PREFIX)/share/man/man1
+COMPDIR := $(PREFIX)/share/bash-completion/completions
+DATADIR := $(PREFIX)/share/simrun
+EXDIR   := $(PREFIX)/share/doc/simrun/examples
+PUBLIC_HEADERS := sim/policy_api.h sim/policy.h sim/util.h sim/vocab.h
+SIMRUN_VERSION = $(shell sed -n 's/^\#define SIMRUN_VERSION "\(.*\)"/\1/p' sim/cli.h)
+POLICY_ABI     = $(shell sed -n 's/^\#define POLICY_ABI \([0-9]*\).*/\1/p' sim/policy.h)
+
+install: build
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(INCDIR)/sim $(DESTDIR)$(PCDIR) $(DESTDIR)$(MANDIR) \
+	    $(DESTDIR)$(COMPDIR) $(DESTDIR)$(DATADIR)/scenarios/data $(DESTDIR)$(DATADIR)/scenarios/incidents \
+	    $(DESTDIR)$(EXDIR)/plugin
+	install -m 755 $(B)/simrun $(DESTDIR)$(BINDIR)/simrun
+	install -m 644 $(PUBLIC_HEADERS) $(DESTDIR)$(INCDIR)/sim/
+	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|$(SIMRUN_VERSION)|' -e 's|@POLICY_ABI@|$(POLICY_ABI)|' \
+	    tools/simrun.pc.in > $(DESTDIR)$(PCDIR)/simrun.pc
+	install -m 644 $(B)/simrun.1 $(DESTDIR)$(MANDIR)/simrun.1
+	install -m 644 $(B)/simrun.bash $(DESTDIR)$(COMPDIR)/simrun
+	install -m 644 scenarios/*.scn $(DESTDIR)$(DATADIR)/scenarios/
+	install -m 644 scenarios/data/* $(DESTDIR)$(DATADIR)/scenarios/data/
+	install -m 644 scenarios/incidents/*.scn $(DESTDIR)$(DATADIR)/scenarios/incidents/
+	install -m 644 examples/plugin/Makefile examples/plugin/debounce.c $(DESTDIR)$(EXDIR)/plugin/
+
+uninstall:
+	rm -f $(DESTDIR)$(BINDIR)/simrun $(DESTDIR)$(PCDIR)/simrun.pc $(DESTDIR)$(MANDIR)/simrun.1 \
+	    $(DESTDIR)$(COMPDIR)/simrun
+	rm -rf $(DESTDIR)$(INCDIR) $(DESTDIR)$(DATADIR) $(DESTDIR)$(PREFIX)/share/doc/simrun
 
 clean:
 	rm -rf build simrun

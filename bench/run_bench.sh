@@ -9,3 +9,6 @@ for b in "$B"/bench/bench_*; do
     echo "== $(basename "$b")"
     "$b"
 done
+# The database sweep is a script: it times whole simrun processes.
+echo "== sweep_db.sh"
+bash bench/sweep_db.sh "$B/simrun" 3

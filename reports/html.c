@@ -334,6 +334,8 @@ int rpt_write_section(struct rpt *R, struct section *S, FILE *h)
     fprintf(h, "<h3>Problems</h3>\n");
     if (rpt_chart_bars(R, S, h) != 0)
         return -1;
+    if (rpt_section_studies(R, S, h) != 0)
+        return -1;
     int ret = rpt_section_timelines(R, S, h);
     html_source(S, h);
     fprintf(h, "<p class=\"meta\"><a href=\"#contents\">Contents</a></p></section>\n");

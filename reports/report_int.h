@@ -127,6 +127,15 @@ int rpt_chart_cdf(struct rpt *R, const struct section *S, const char *kind, FILE
 /* The bar chart of the problem metrics, with its figure on the page. */
 int rpt_chart_bars(struct rpt *R, const struct section *S, FILE *html);
 
+/* --- sweep_chart.c: parameter studies ---------------------------------------------------- */
+
+/* For each policy of the section run at several points of a parameter
+ * study (run_plan.sweep): its points with the cheapest that meets the
+ * expect lines, and every metric that changes drawn against each swept
+ * parameter, with 95 % confidence bands.  Nothing for a section without
+ * studies. */
+int rpt_section_studies(struct rpt *R, const struct section *S, FILE *html);
+
 /* --- timeline.c: backlog and timelines ----------------------------------------------------- */
 
 /* The backlog chart and a timeline (with a crash close-up) for each policy

@@ -640,6 +640,13 @@ static int chart_timeline(struct rpt *R, const struct section *S, size_t gi, con
     struct tl_view v = {.g = &R->r->groups[S->groups[gi]], .from_us = from_us, .to_us = to_us, .zoom = zoom};
     char pst[96];
     rpt_stem(v.g->policy, pst, sizeof pst);
+    /* One label with several parameter sets (a parameter study): the
+     * group's position keeps their files apart. */
+    int same = 0;
+    for (size_t k = 0; k < S->ngroups; k++)
+        same += !strcmp(R->r->groups[S->groups[k]].policy, v.g->policy);
+    if (same > 1)
+        snprintf(pst + strlen(pst), sizeof pst - strlen(pst), "-%zu", gi + 1);
     snprintf(v.stem, sizeof v.stem, "%s-%s-%s", S->stem, zoom ? "crash" : "timeline", pst);
     snprintf(v.dname, sizeof v.dname, "%s.dat", v.stem);
     v.nrows = tl_rows(S, t, v.ids, v.names, v.cons, &v.hidden);

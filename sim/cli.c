@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "sim/cli.h"
+#include "sim/suggest.h"
 #include "sim/syntax.h"
 #include "sim/util.h"
 
@@ -17,9 +18,7 @@ const char *const cli_prog = "simrun";
 
 const struct cli_command *const cli_commands[] = {
     &cli_cmd_run, &cli_cmd_check, &cli_cmd_report, &cli_cmd_diff, &cli_cmd_validate, &cli_cmd_policies,
-    &cli_cmd_version,
-    &cli_cmd_shrink, &cli_cmd_swarm,
-    NULL,
+    &cli_cmd_version, &cli_cmd_help, &cli_cmd_merge, &cli_cmd_shrink, &cli_cmd_swarm, NULL,
 };
 
 int cli_usage_error(const char *fmt, const char *arg)
@@ -69,6 +68,27 @@ static int store_option(const struct cli_option *o, void *opts, const char *arg)
     return 3;
 }
 
+/* "unknown option '--sed'; did you mean '--seed'?": long spellings only
+ * are suggested (one letter after a dash is too short to guess from). */
+static int unknown_option(const struct cli_command *c, const char *a)
+{
+    enum { MAX_SPELL = 64 };
+    char spell[MAX_SPELL][SUGGEST_MAX_LEN + 8], fmt[256] = "unknown option '%s'";
+    int n = 0;
+    struct suggest sg;
+    suggest_init(&sg, a);
+    if (a[1] == '-') {
+        for (const struct cli_option *t = c->options; (t->short_name || t->long_name) && n + 1 < MAX_SPELL; t++)
+            if (t->long_name)
+                snprintf(spell[n++], sizeof spell[0], "--%s", t->long_name);
+        snprintf(spell[n++], sizeof spell[0], "--help");
+        for (int i = 0; i < n; i++)
+            suggest_add(&sg, spell[i]);
+    }
+    suggest_append(&sg, fmt, sizeof fmt);
+    return cli_usage_error(fmt, a);
+}
+
 int cli_parse(const struct cli_command *c, int argc, char **argv, void *opts)
 {
     for (int i = 0; i < argc; i++) {
@@ -82,7 +102,7 @@ int cli_parse(const struct cli_command *c, int argc, char **argv, void *opts)
         }
         const struct cli_option *o = find_option(c->options, a);
         if (!o)
-            return cli_usage_error("unknown option '%s'", a);
+            return unknown_option(c, a);
         const char *v = NULL;
         if (o->argh) {
             if (i + 1 >= argc)
@@ -175,12 +195,12 @@ void cli_print_main_help(FILE *f)
         print_row(f, left, cli_commands[i]->summary, col + 2);
     }
     fprintf(f, "\n"
-               "'%s COMMAND --help' explains each command.\n"
+               "'%s COMMAND --help' (or '%s help COMMAND') explains each command.\n"
                "exit status: 0 success, 1 a check or a diff failed, 2 bad usage or input, 3 internal error,\n"
                "4 cannot write results; '-' as a scenario reads it from standard input\n"
                "documentation: README.md, docs/cli.md, docs/scenario-format.md, docs/policies.md,\n"
-               "docs/results.md, docs/reports.md\n",
-            cli_prog);
+               "docs/results.md, docs/reports.md, docs/distributed.md; man simrun\n",
+            cli_prog, cli_prog);
 }
 
 /* --- dispatch --------------------------------------------------------------------------------- */
@@ -193,7 +213,7 @@ int cli_main(int argc, char **argv)
         return 2;
     }
     const char *cmd = argv[1];
-    if (is_help(cmd) || !strcmp(cmd, "help")) {
+    if (is_help(cmd)) {
         cli_print_main_help(stdout);
         return 0;
     }
@@ -211,10 +231,15 @@ int cli_main(int argc, char **argv)
         return c->run(argc - 2, argv + 2);
     }
     char fmt[256];
+    struct suggest sg;
+    suggest_init(&sg, cmd);
     int off = snprintf(fmt, sizeof fmt, "unknown command '%%s' (valid: ");
-    for (int i = 0; cli_commands[i] && off < (int)sizeof fmt; i++)
+    for (int i = 0; cli_commands[i] && off < (int)sizeof fmt; i++) {
         off += snprintf(fmt + off, sizeof fmt - (size_t)off, "%s%s", i ? ", " : "", cli_commands[i]->name);
+        suggest_add(&sg, cli_commands[i]->name);
+    }
     if (off < (int)sizeof fmt)
         snprintf(fmt + off, sizeof fmt - (size_t)off, ")");
+    suggest_append(&sg, fmt, sizeof fmt);
     return cli_usage_error(fmt, cmd);
 }

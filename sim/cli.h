@@ -12,9 +12,14 @@
  *     sim/cli_common.c  what run and check share: scenarios, targets, the store
  *     sim/cli_expect.c  evaluating expect lines, for check and for run --db
  *     sim/cli_run.c     simrun run
+ *     sim/cli_plan.c    the job list of simrun run: targets, parameter
+ *                       studies (--sweep), shards and --resume
  *     sim/cli_check.c   simrun check
- *     sim/cli_db.c      simrun report and simrun diff (results databases)
+ *     sim/cli_db.c      simrun report, diff and merge (results databases)
  *     sim/cli_info.c    simrun validate, policies and version
+ *     sim/cli_merge.c   simrun merge
+ *     sim/cli_help.c    simrun help: a command's help, the manual page and
+ *                       the bash completion, from these tables
  *     sim/cli_probe.c   one simulation in a child process, for shrink and swarm
  *     sim/cli_shrink.c  simrun shrink
  *     sim/cli_swarm.c   simrun swarm
@@ -39,6 +44,10 @@
 #define CLI_MAX_SETS 64
 #define CLI_MAX_SEEDS 100000
 #define CLI_MAX_LABELS 64
+#define CLI_MAX_SWEEPS 8               /* --sweep options */
+#define CLI_MAX_COLS 4096              /* columns of one scenario: labels x parameter-study points */
+#define CLI_MAX_JOBS 10000000          /* runs of one `simrun run` (scenarios x columns x seeds) */
+#define CLI_MAX_SHARDS 100000
 
 extern const char *const cli_prog; /* "simrun", the first word of every message */
 /* Set: resolving a target prints no warning for a value that a built-in
@@ -105,6 +114,7 @@ extern const struct cli_command *const cli_commands[];
 extern const struct cli_command cli_cmd_run, cli_cmd_check, cli_cmd_report, cli_cmd_diff, cli_cmd_validate,
     cli_cmd_policies, cli_cmd_version;
 extern const struct cli_command cli_cmd_shrink, cli_cmd_swarm;
+extern const struct cli_command cli_cmd_help, cli_cmd_merge;
 
 /* Runs simrun with argv as main received it; returns the exit status. */
 int cli_main(int argc, char **argv);
@@ -120,12 +130,20 @@ int cli_usage_error(const char *fmt, const char *arg);
 /* --- shared by the commands (cli_common.c) ------------------------------------------------------- */
 
 struct store;
+struct checker_result;
 
 /* A --set POLICY.KEY=VALUE. */
 struct cli_set {
     char policy[SCN_MAX_NAME];
     char key[64];
     char value[128];
+};
+
+/* A --sweep POLICY.KEY=V1,V2,...: one axis of a parameter study. */
+struct cli_sweep {
+    char policy[SCN_MAX_NAME];
+    char key[64];
+    char values[2048];             /* V1,V2,... as given */
 };
 
 /* The options of run and check (check uses a few of them). */
@@ -146,7 +164,11 @@ struct cli_opts {
     uint64_t max_events;
     uint64_t max_memory;           /* --max-memory in bytes, 0 = not given (the default budget) */
     int quiet;
-    int jobs;                      /* -j: worker processes, 0 = not given (1) */
+    int jobs;                      /* -j: worker processes, 0 = not given (the number of cores) */
+    struct cli_sweep sweeps[CLI_MAX_SWEEPS];
+    int nsweeps;
+    uint64_t shard_k, shard_n;     /* --shard K/N; 0 0: every job */
+    int resume;                    /* --resume: skip the runs already in --db */
 };
 
 /* Option and argument callbacks on a struct cli_opts. */
@@ -155,6 +177,11 @@ int cli_opt_seed(void *opts, const char *arg);
 int cli_opt_seeds(void *opts, const char *arg);
 int cli_opt_set(void *opts, const char *arg);
 int cli_opt_jobs(void *opts, const char *arg);     /* -j N: 1..256 worker processes */
+/* The worker processes of a sweep: -j, else the number of cores. */
+int cli_jobs(const struct cli_opts *o);
+/* --policy FILE: loads a policy plugin now (sim/plugin.h), so that the
+ * scenarios read after the options can name it; opts is not used. */
+int cli_opt_plugin(void *opts, const char *path);
 
 /* A decimal integer without sign; 0, or -1 when s is not one. */
 int cli_parse_u64(const char *s, uint64_t *out);
@@ -248,6 +275,47 @@ uint32_t cli_expect_outcomes(const struct scenario *s, const char *label, const 
 /* The line of an `expect LABEL livelock == true` of s (the run is meant to
  * be stopped as a livelock: a deliberately broken variant), or 0. */
 int cli_expect_livelock_line(const struct scenario *s, const char *label);
+
+/* --- the job list of simrun run (cli_plan.c) --------------------------------------------------- */
+
+/* A column of a scenario's table: a target at one parameter-study point. */
+struct cli_col {
+    struct cli_target t;
+    char point[256];               /* the swept keys' values, "period=10s,x=2"; "" when not swept */
+    char title[SCN_MAX_NAME + 272]; /* "poll[period=10s]", or the label */
+};
+
+/* Every run of a `simrun run`: for scenario k (in argument order), its
+ * columns c, and its seeds lo[k] .. lo[k] + nseeds[k] - 1; job number
+ * first[k] + c * nseeds[k] + (seed - lo[k]) in the full list, the order of
+ * a serial run.  The selected jobs (a shard, those not yet stored) are a
+ * subsequence of it. */
+struct cli_plan {
+    int nscn;
+    struct cli_col **cols;         /* [nscn][ncols[k]] */
+    int *ncols;
+    uint64_t *lo, *nseeds;
+    size_t *first;                 /* [nscn + 1] */
+    size_t nfull;                  /* jobs in the full list */
+    size_t *sel;                   /* [nsel] selected jobs, ascending; NULL: every job */
+    size_t nsel;
+    size_t stored;                 /* jobs skipped because --resume found them stored */
+    char hash[17];                 /* the full list's identity (run_plan.plan) */
+};
+
+int cli_opt_sweep(void *opts, const char *arg);
+int cli_opt_shard(void *opts, const char *arg);
+/* Resolves the columns of every scenario (-p or every label; the
+ * scenario's sweep lines and --sweep) and numbers the full list.  0, or 2
+ * after printing the error. */
+int cli_plan_make(const struct cli_opts *o, struct scenario **scn, struct cli_plan *pl);
+/* Selects the jobs this process runs: the --shard slice (job i is in shard
+ * i % N + 1), without those already in st with --resume.  0, or 2 after
+ * printing the error. */
+int cli_plan_select(struct cli_plan *pl, const struct cli_opts *o, struct scenario **scn, struct store *st);
+/* Job number `full` of the full list: its scenario, column and seed. */
+void cli_plan_at(const struct cli_plan *pl, size_t full, int *k, int *c, uint64_t *seed);
+void cli_plan_free(struct cli_plan *pl);
 
 /* --- one simulation in a child process (cli_probe.c), for shrink and swarm ------------------------- */
 

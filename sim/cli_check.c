@@ -27,12 +27,15 @@
 static const struct cli_option check_options[] = {
     CLI_STRING('p', "policies", "LIST", struct cli_opts, policies,
                "check only these policies or variants (comma-separated)"),
+    CLI_CALLBACK(0, "policy", "FILE", cli_opt_plugin, "load a policy plugin (a shared object; repeatable)"),
     CLI_CALLBACK(0, "seed", "N", cli_opt_seed, "master seed (default: the scenario's)"),
     CLI_CALLBACK(0, "seeds", "A..B", cli_opt_seeds,
                  "run every seed from A to B: a line holds when it holds in\n"
                  "every seed; mean(M), min(M), max(M), pNN(M) in a line\n"
                  "compare one value over the seeds"),
-    CLI_CALLBACK('j', "jobs", "N", cli_opt_jobs, "run N simulations at once in worker processes"),
+    CLI_CALLBACK('j', "jobs", "N", cli_opt_jobs,
+                 "run N simulations at once in worker processes (default:\n"
+                 "the number of cores)"),
     CLI_CALLBACK(0, "set", "POLICY.KEY=VALUE", cli_opt_set,
                  "set a policy parameter (repeatable; overrides 'set' lines)"),
     CLI_STRING(0, "junit", "FILE", struct cli_opts, junit,
@@ -452,7 +455,7 @@ static int check_sweep(struct check_ctx *cx)
     cx->nbad = xcalloc(CLI_MAX_LABELS, sizeof *cx->nbad);
     cx->status = xcalloc(CLI_MAX_LABELS, sizeof *cx->status);
     cx->eo = xcalloc(maxexp + 1, sizeof *cx->eo);
-    struct sweep_opts so = {.workers = o->jobs ? o->jobs : 1, .max_events = o->max_events,
+    struct sweep_opts so = {.workers = cli_jobs(o), .max_events = o->max_events,
                             .max_memory = cli_max_memory(o)};
     char err[512] = "";
     int rc = sweep_run(njobs, &so, check_job_at, check_sink, cx, err, sizeof err);

@@ -12,11 +12,14 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "sim/checker.h"
 #include "sim/cli.h"
 #include "sim/grammar.h"
+#include "sim/plugin.h"
 #include "sim/refs.h"
 #include "sim/sim.h"
 #include "sim/store.h"
+#include "sim/suggest.h"
 #include "sim/sweep.h"
 #include "sim/syntax.h"
 #include "sim/util.h"
@@ -149,6 +152,14 @@ int cli_opt_jobs(void *opts, const char *v)
     return 0;
 }
 
+int cli_jobs(const struct cli_opts *o)
+{
+    if (o->jobs)
+        return o->jobs;
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    return n < 1 ? 1 : n > SWEEP_MAX_WORKERS ? SWEEP_MAX_WORKERS : (int)n;
+}
+
 int cli_opt_set(void *opts, const char *v)
 {
     struct cli_opts *o = opts;
@@ -164,6 +175,16 @@ int cli_opt_set(void *opts, const char *v)
     snprintf(cs->policy, sizeof cs->policy, "%.*s", (int)(dot - v), v);
     snprintf(cs->key, sizeof cs->key, "%.*s", (int)(eq - dot - 1), dot + 1);
     snprintf(cs->value, sizeof cs->value, "%s", eq + 1);
+    return 0;
+}
+
+int cli_opt_plugin(void *opts, const char *path)
+{
+    char msg[1024];
+    if (plugin_load(path, NULL, msg, sizeof msg) != 0) {
+        fprintf(stderr, "%s: error: %s\n", cli_prog, msg);
+        return 2;
+    }
     return 0;
 }
 
@@ -352,17 +373,21 @@ static int apply_sets(const struct kv_ctx *c, struct params *ps, const char *nam
  * scenario's variants. */
 static void unknown_label(const struct scenario *s, const char *base, char *msg, size_t mn)
 {
-    char names[256];
-    policy_check_name(base, names, sizeof names);
-    if (s->nvariants) {
-        size_t off = strlen(names);
-        if (off && names[off - 1] == ')')
-            names[off - 1] = 0;
-        for (uint16_t i = 0; i < s->nvariants; i++)
-            snprintf(names + strlen(names), sizeof names - strlen(names), ", %s", s->variants[i].name);
-        snprintf(names + strlen(names), sizeof names - strlen(names), ")");
+    char names[1024];
+    size_t off = 0;
+    struct suggest sg;
+    suggest_init(&sg, base);
+    names[0] = 0;
+    for (int i = 0; i < policy_count() && off < sizeof names; i++) {
+        off += (size_t)snprintf(names + off, sizeof names - off, "%s%s", i ? ", " : "", policy_at(i)->name);
+        suggest_add(&sg, policy_at(i)->name);
     }
-    snprintf(msg, mn, "%s", names);
+    for (uint16_t i = 0; i < s->nvariants && off < sizeof names; i++) {
+        off += (size_t)snprintf(names + off, sizeof names - off, ", %s", s->variants[i].name);
+        suggest_add(&sg, s->variants[i].name);
+    }
+    snprintf(msg, mn, "unknown policy '%s' (valid: %s)", base, names);
+    suggest_append(&sg, msg, mn);
 }
 
 /* The schedules as the target's system reads them: warnings for its
@@ -444,8 +469,8 @@ int cli_resolve_target(const struct scenario *s, const char *label, const struct
 int cli_all_labels(const struct scenario *s, const char **out, int max)
 {
     int n = 0;
-    for (int i = 0; i < policy_registry_count && n < max; i++)
-        out[n++] = policy_registry[i]->name;
+    for (int i = 0; i < policy_count() && n < max; i++)
+        out[n++] = policy_at(i)->name;
     for (uint16_t i = 0; i < s->nvariants && n < max; i++)
         out[n++] = s->variants[i].name;
     /* Built-in variants are run when an expect line names them. */

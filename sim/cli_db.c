@@ -25,6 +25,9 @@ static const struct cli_option report_options[] = {
                "draw only these scenarios (comma-separated names)"),
     CLI_STRING(0, "policy", "LIST", struct report_opts, policies,
                "draw only these policies or variants (comma-separated)"),
+    CLI_CALLBACK(0, "plugin", "FILE", cli_opt_plugin,
+                 "load a policy plugin, so that runs of its policy stored\n"
+                 "without their trace get timelines too (repeatable)"),
     CLI_END,
 };
 
@@ -54,7 +57,7 @@ static int cmd_report(int argc, char **argv)
 const struct cli_command cli_cmd_report = {
     .name = "report",
     .args = "",
-    .usage = "[--db FILE] [-o DIR] [--scenario LIST] [--policy LIST]",
+    .usage = "[--db FILE] [-o DIR] [--scenario LIST] [--policy LIST] [--plugin FILE]...",
     .summary = "charts and an HTML page comparing the policies of a results database",
     .description = "Draws, for every scenario in the results database, the policies side by side:\n"
                    "a verdict (work lost, repeated or missed; who beats whom, significantly over\n"

@@ -3,15 +3,64 @@
  * parameters) and `simrun version`. */
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/types.h>
 
 #include "sim/cli.h"
+#include "sim/plugin.h"
+#include "sim/refs.h"
+
+/* Errors validate reports per file, at most. */
+#define VALIDATE_MAX_ERRORS 20
 
 /* --- validate ----------------------------------------------------------------------------------- */
 
 static int validate_arg(void *opts, const char *path)
 {
     return cli_opt_scenario(opts, path);
+}
+
+/* Prints line `no` of file with a caret under column col (1-based bytes):
+ *    12 |   producer p evry 5m
+ *       |              ^
+ * Bytes that are not printable ASCII or UTF-8 are shown as \xNN (a hostile
+ * file cannot garble the terminal); the caret follows what is shown. */
+static void print_excerpt(const char *file, int no, int col)
+{
+    FILE *f = fopen(file, "rb");
+    if (!f)
+        return;
+    char *line = NULL;
+    size_t cap = 0;
+    ssize_t len = -1;
+    for (int i = 0; i < no && (len = getline(&line, &cap, f)) >= 0; i++)
+        ;
+    fclose(f);
+    if (len < 0 || len > SCN_MAX_LINE + 2) {
+        free(line);
+        return;
+    }
+    while (len > 0 && (line[len - 1] == '\n' || line[len - 1] == '\r'))
+        line[--len] = 0;
+    char shown[4 * SCN_MAX_LINE + 8], under[4 * SCN_MAX_LINE + 8];
+    size_t a = 0, b = 0;
+    for (ssize_t i = 0; i < len; i++) {
+        unsigned char c = (unsigned char)line[i];
+        int before = i < col - 1;
+        if (c == '\t' || (c >= 0x20 && c < 0x7f) || c >= 0x80) {
+            shown[a++] = (char)c;
+            if (before && (c < 0x80 || c >= 0xc0))
+                under[b++] = c == '\t' ? '\t' : ' ';
+        } else {
+            a += (size_t)snprintf(shown + a, 5, "\\x%02x", c);
+            if (before)
+                b += (size_t)snprintf(under + b, 5, "    ");
+        }
+    }
+    shown[a] = under[b] = 0;
+    free(line);
+    fprintf(stderr, "%6d | %s\n       | %s^\n", no, shown, under);
 }
 
 static int cmd_validate(int argc, char **argv)
@@ -23,10 +72,24 @@ static int cmd_validate(int argc, char **argv)
     if (rc)
         return rc;
     int bad = 0;
+    struct diag errs[VALIDATE_MAX_ERRORS];
     for (int i = 0; i < o.npaths; i++) {
+        int more;
+        int n = scenario_check_all(o.paths[i], &refs_builtin, errs, VALIDATE_MAX_ERRORS, &more);
+        for (int k = 0; k < n; k++) {
+            diag_print(&errs[k]);
+            if (errs[k].line > 0 && errs[k].col > 0)
+                print_excerpt(errs[k].file, errs[k].line, errs[k].col);
+        }
+        if (n) {
+            fprintf(stderr, "%s: %d error%s%s\n", o.paths[i], n, n > 1 ? "s" : "",
+                    more ? " (stopped at the limit: there are more)" : "");
+            bad = 1;
+            continue;
+        }
         struct scenario *s;
         struct diag d;
-        if (cli_load_scenario(o.paths[i], &s, &d) != 0) {
+        if (cli_load_scenario(o.paths[i], &s, &d) != 0) { /* cannot happen: it checked clean */
             diag_print(&d);
             bad = 1;
             continue;
@@ -43,16 +106,22 @@ static int cmd_validate(int argc, char **argv)
     return bad ? 2 : 0;
 }
 
-static const struct cli_option validate_options[] = {CLI_MAX_MEMORY_OPTION, CLI_END};
+static const struct cli_option validate_options[] = {
+    CLI_CALLBACK(0, "policy", "FILE", cli_opt_plugin, "load a policy plugin (a shared object; repeatable)"),
+    CLI_MAX_MEMORY_OPTION,
+    CLI_END,
+};
 
 const struct cli_command cli_cmd_validate = {
     .name = "validate",
     .args = "SCENARIO...",
     .usage = "SCENARIO...",
     .summary = "parse only; report errors as file:line:col",
-    .description = "Parses each scenario and reports the first error of each as\n"
-                   "file:line:col: error: message, including a scenario that needs more\n"
-                   "memory at once than the budget allows.  Exits 2 if any is invalid.\n",
+    .description = "Parses each scenario and reports every error of each (up to 20 a file)\n"
+                   "as file:line:col: error: message, with the line and a caret under the\n"
+                   "column; a line with an error is skipped, and what it would have defined\n"
+                   "is not reported again.  A scenario that needs more memory at once than\n"
+                   "the budget allows is an error too.  Exits 2 if any is invalid.\n",
     .options = validate_options,
     .arg = validate_arg,
     .run = cmd_validate,
@@ -78,9 +147,12 @@ static int cmd_policies(int argc, char **argv)
     int rc = cli_parse(&cli_cmd_policies, argc, argv, NULL);
     if (rc)
         return rc;
-    for (int i = 0; i < policy_registry_count; i++) {
-        const struct policy_ops *p = policy_registry[i];
+    for (int i = 0; i < policy_count(); i++) {
+        const struct policy_ops *p = policy_at(i);
+        const char *origin = policy_origin(p);
         printf("%s  (%s)\n    %s\n", p->name, p->seeds, p->summary);
+        if (origin)
+            printf("    plugin: %s\n", origin);
         printf("    promise: %s; items kept %s\n",
                p->promise == PROMISE_NONE ? "none (runs may overlap)"
                : p->promise == PROMISE_HANDLER ? "one run per handler at a time"
@@ -102,22 +174,28 @@ static int cmd_policies(int argc, char **argv)
                 printf("        %s = %s  (source: %s)\n", v->settings[j].key, v->settings[j].value,
                        v->settings[j].source);
         }
-        if (i + 1 < policy_registry_count)
+        if (i + 1 < policy_count())
             printf("\n");
     }
     return 0;
 }
 
+static const struct cli_option policies_options[] = {
+    CLI_CALLBACK(0, "policy", "FILE", cli_opt_plugin, "also list the policy of this plugin (repeatable)"),
+    CLI_END,
+};
+
 const struct cli_command cli_cmd_policies = {
     .name = "policies",
     .args = "",
-    .usage = "",
+    .usage = "[--policy FILE]...",
     .summary = "list the policies with their parameters and sources",
     .description = "Lists every policy with its summary, seed references, and each parameter\n"
                    "with its type, default and where it comes from; then its built-in\n"
                    "variants (as-built systems, run by name like a policy) with each\n"
-                   "setting and the repository file it comes from.\n",
-    .options = NULL,
+                   "setting and the repository file it comes from.  With --policy, the\n"
+                   "policies of those plugins too.\n",
+    .options = policies_options,
     .arg = NULL,
     .run = cmd_policies,
 };

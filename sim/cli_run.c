@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <math.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,6 +21,7 @@
 #include "sim/cli.h"
 #include "sim/sim.h"
 #include "sim/store.h"
+#include "sim/suggest.h"
 #include "sim/sweep.h"
 #include "sim/syntax.h"
 #include "sim/util.h"
@@ -57,8 +59,14 @@ static int parse_metric_list(const char *list, int *show)
             for (int m = 0; m < metric_count; m++)
                 snprintf(names + strlen(names), sizeof names - strlen(names), "%s%s", m ? ", " : "",
                          metric_table[m].name);
-            fprintf(stderr, "%s: error: unknown metric '%s' in --metrics (valid: %s, or a family such as latency.*)\n",
-                    cli_prog, w, names);
+            struct suggest sg;
+            suggest_init(&sg, w);
+            for (int m = 0; m < metric_count; m++)
+                suggest_add(&sg, metric_table[m].name);
+            char hint[SUGGEST_MAX_LEN + 32] = "";
+            suggest_append(&sg, hint, sizeof hint);
+            fprintf(stderr, "%s: error: unknown metric '%s' in --metrics (valid: %s, or a family such as latency.*)%s\n",
+                    cli_prog, w, names, hint);
             return 2;
         }
         any = 1;
@@ -76,16 +84,33 @@ static int opt_max_events(void *opts, const char *v)
 
 static const struct cli_option run_options[] = {
     CLI_STRING('p', "policies", "LIST", struct cli_opts, policies, "comma-separated policies or variant names"),
+    CLI_CALLBACK(0, "policy", "FILE", cli_opt_plugin,
+                 "load a policy plugin (a shared object built against\n"
+                 "simrun's headers; repeatable); its policy runs like a\n"
+                 "built-in one"),
     CLI_CALLBACK(0, "seed", "N", cli_opt_seed, "master seed (default: the scenario's 'seed', else 1)"),
     CLI_CALLBACK(0, "seeds", "A..B", cli_opt_seeds,
                  "run every seed from A to B; tables show the mean \xc2\xb1 the\n"
                  "half-width of its 95% confidence interval (Student t);\n"
                  "every seed's rows go to the database"),
     CLI_CALLBACK('j', "jobs", "N", cli_opt_jobs,
-                 "run N simulations at once in worker processes; the\n"
-                 "output and the database are the same as with -j 1"),
+                 "run N simulations at once in worker processes (default:\n"
+                 "the number of cores); the output and the database are\n"
+                 "the same as with -j 1"),
     CLI_CALLBACK(0, "set", "POLICY.KEY=VALUE", cli_opt_set,
                  "set a policy parameter (repeatable; overrides 'set' lines)"),
+    CLI_CALLBACK(0, "sweep", "POLICY.KEY=V1,V2,...", cli_opt_sweep,
+                 "a parameter study: run POLICY once per value (repeatable:\n"
+                 "several give the product; replaces a 'sweep' line of the\n"
+                 "same key); prints the cheapest point that meets the\n"
+                 "expect lines"),
+    CLI_CALLBACK(0, "shard", "K/N", cli_opt_shard,
+                 "run only the K-th of N slices of the runs (job i is in\n"
+                 "slice i % N + 1), for a sweep across machines; 'simrun\n"
+                 "merge' combines the databases"),
+    CLI_FLAG(0, "resume", struct cli_opts, resume,
+             "with --db: skip the runs the database already has (after\n"
+             "an interruption: nothing is lost or run twice)"),
     CLI_STRING(0, "db", "FILE", struct cli_opts, db, "write results to this SQLite database (one transaction per run)"),
     CLI_FLAG(0, "store-trace", struct cli_opts, store_trace, "with --db: also store the event trace of each run"),
     CLI_STRING(0, "trace", "FILE", struct cli_opts, trace,
@@ -112,7 +137,9 @@ const struct cli_command cli_cmd_run = {
     .usage = "SCENARIO... [options]",
     .summary = "simulate under each policy; print a comparison table",
     .description = "Simulates each scenario under each policy and prints the policies side by\n"
-                   "side.  Without -p: every registered policy plus the scenario's variants.\n",
+                   "side.  Without -p: every registered policy plus the scenario's variants.\n"
+                   "With --db, a dedicated writer stores each run in its own transaction while\n"
+                   "the next ones are simulated.\n",
     .options = run_options,
     .arg = cli_opt_scenario,
     .run = cmd_run,
@@ -135,42 +162,34 @@ static FILE *open_trace(const char *path)
     return f;
 }
 
-/* Splits a comma list into labels (pointers into buf). */
-static int split_list(char *buf, const char **out, int max)
-{
-    int n = 0;
-    for (char *p = strtok(buf, ","); p && n < max; p = strtok(NULL, ","))
-        out[n++] = p;
-    return n;
-}
-
 /* --- the sweep ----------------------------------------------------------------------------- */
 
 /* What the run command's sweep needs to describe jobs and to take their
- * results in order: job j belongs to scenario k when first_job[k] <= j <
- * first_job[k + 1]; within it, target (j - first_job[k]) / nseeds[k] and
- * seed lo[k] + (j - first_job[k]) % nseeds[k], the order of a serial run. */
+ * results in order.  Sweep job j is the plan's selected job j (sel[j], or
+ * j itself when every job runs); its scenario, column and seed come from
+ * the plan.  Results arrive in that order, so a scenario's jobs are
+ * contiguous and its table is printed after its last one. */
 struct run_ctx {
     const struct cli_opts *o;
     struct scenario **scn;
-    struct cli_target *targets;    /* [npaths * CLI_MAX_LABELS] */
-    const int *ntarg;
-    uint64_t lo[CLI_MAX_SCENARIOS], nseeds[CLI_MAX_SCENARIOS];
-    size_t first_job[CLI_MAX_SCENARIOS + 1];
+    const struct cli_plan *pl;
     size_t njobs;
     struct store *st;
+    struct store_writer *writer;   /* started with the first result (after the workers are forked) */
     int json, csv, markdown, first_json;
     int show[M_COUNT];             /* --metrics: which metrics are printed */
     int memory_stop;               /* a run reached the memory budget: exit 2 */
-    /* the scenario being received: per target and metric, over its seeds */
-    struct stats_acc *acc;         /* [CLI_MAX_LABELS * metric_count] */
+    /* the scenario being received (cur), per column and metric, over its seeds */
+    int cur, maxcols;
+    struct stats_acc *acc;         /* [maxcols * metric_count] */
     uint64_t *never;               /* durations that were "never", kept out of acc */
-    char status[CLI_MAX_LABELS][32];
-    uint64_t fps[CLI_MAX_LABELS];
-    /* with --db: each expect line's value per target and seed, for the
-     * outcomes stored with each run ([ntarg][nexpects][nseeds]) */
+    char (*status)[32];            /* [maxcols] */
+    uint64_t *fps, *nruns;         /* [maxcols] the last fingerprint, the runs received */
+    uint64_t *exp_checked, *exp_failed; /* [maxcols] expect outcomes over its runs */
+    /* each expect line's value per column and seed index, for the outcomes
+     * of the lines that aggregate over the seeds ([maxcols][nexpects][nseeds]) */
     double *evals;
-    struct expect_outcome *eo;     /* [nexpects] */
+    size_t delivered;              /* results received */
     /* progress on a terminal */
     int progress;
     int64_t t0_us, shown_us;
@@ -184,22 +203,21 @@ static int64_t wall_clock_us(void)
     return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
 }
 
-static int job_scenario(const struct run_ctx *rx, size_t j)
+static void job_place(const struct run_ctx *rx, size_t j, size_t *full, int *k, int *c, uint64_t *seed)
 {
-    int k = 0;
-    while (j >= rx->first_job[k + 1])
-        k++;
-    return k;
+    *full = rx->pl->sel ? rx->pl->sel[j] : j;
+    cli_plan_at(rx->pl, *full, k, c, seed);
 }
 
 static void run_job_at(void *ctx, size_t j, struct sweep_job *out)
 {
     struct run_ctx *rx = ctx;
-    int k = job_scenario(rx, j);
-    size_t r = j - rx->first_job[k];
-    const struct cli_target *t = &rx->targets[k * CLI_MAX_LABELS + (int)(r / rx->nseeds[k])];
-    *out = (struct sweep_job){.scn = rx->scn[k], .ops = t->ops, .ps = &t->ps, .label = t->label,
-                              .seed = rx->lo[k] + r % rx->nseeds[k]};
+    size_t full;
+    int k, c;
+    uint64_t seed;
+    job_place(rx, j, &full, &k, &c, &seed);
+    const struct cli_target *t = &rx->pl->cols[k][c].t;
+    *out = (struct sweep_job){.scn = rx->scn[k], .ops = t->ops, .ps = &t->ps, .label = t->label, .seed = seed};
 }
 
 /* Pads s on the right (left = 0) or left to w columns. */
@@ -215,12 +233,12 @@ static void print_cell(const char *s, size_t w, int left)
             putchar(' ');
 }
 
-/* The line that heads a scenario's table: where it comes from, its clock
- * and its seeds. */
-static void table_head(const struct run_ctx *rx, int k)
+/* The heading of scenario k's table: where it comes from, its clock and
+ * its seeds (and how many of its runs are here, for a shard or --resume). */
+static void print_heading(const struct run_ctx *rx, int k, uint64_t nruns)
 {
     const struct scenario *s = rx->scn[k];
-    uint64_t nseeds = rx->nseeds[k];
+    const struct cli_plan *pl = rx->pl;
     char start[40], hz[40];
     cal_format_utc(s->start_utc_s, start, sizeof start);
     fmt_duration((double)s->horizon_us, hz, sizeof hz);
@@ -228,24 +246,29 @@ static void table_head(const struct run_ctx *rx, int k)
         printf("### %s\n\n`%s`: start %s, horizon %s, ", s->name, s->path, start, hz);
     else
         printf("%s (%s): start %s, horizon %s, ", s->name, s->path, start, hz);
-    if (nseeds > 1)
-        printf("seeds %" PRIu64 "..%" PRIu64 " (mean \xc2\xb1 95%% confidence half-width)\n", rx->lo[k],
-               rx->lo[k] + nseeds - 1);
+    if (pl->nseeds[k] > 1)
+        printf("seeds %" PRIu64 "..%" PRIu64 " (mean \xc2\xb1 95%% confidence half-width)", pl->lo[k],
+               pl->lo[k] + pl->nseeds[k] - 1);
     else
-        printf("seed %" PRIu64 "\n", rx->lo[k]);
+        printf("seed %" PRIu64, pl->lo[k]);
+    size_t all = (size_t)pl->ncols[k] * pl->nseeds[k];
+    if (nruns < all)
+        printf("; %" PRIu64 " of its %zu runs here", nruns, all);
+    printf("\n");
 }
 
-/* The cells of scenario k's table, [row][target] of CELL bytes: a row per
+/* The cells of scenario k's table, [row][column] of CELL bytes: a row per
  * metric, then status and fingerprint; w[i] gets column i's width. */
 enum { CELL = 64 };
 static char *table_cells(const struct run_ctx *rx, int k, size_t *w)
 {
-    int nt = rx->ntarg[k];
-    char *cells = xcalloc((size_t)(metric_count + 2) * (size_t)nt, CELL);
-    for (int i = 0; i < nt; i++) {
-        w[i] = fmt_width(rx->targets[k * CLI_MAX_LABELS + i].label);
+    const struct cli_col *cols = rx->pl->cols[k];
+    int nc = rx->pl->ncols[k];
+    char *cells = xcalloc((size_t)(metric_count + 2) * (size_t)nc, CELL);
+    for (int i = 0; i < nc; i++) {
+        w[i] = fmt_width(cols[i].title);
         for (int m = 0; m < metric_count + 2; m++) {
-            char *c = cells + ((size_t)m * (size_t)nt + (size_t)i) * CELL;
+            char *c = cells + ((size_t)m * (size_t)nc + (size_t)i) * CELL;
             if (m < metric_count)
                 fmt_metric_ci(&metric_table[m], &rx->acc[i * metric_count + m], rx->never[i * metric_count + m], c,
                               CELL);
@@ -260,60 +283,207 @@ static char *table_cells(const struct run_ctx *rx, int k, size_t *w)
     return cells;
 }
 
-/* The comparison table of scenario k, policies side by side: the value of
- * each whole-scenario metric (--metrics: those listed), or over several
+/* The comparison table of scenario k, its columns side by side: the value
+ * of each whole-scenario metric (--metrics: those listed), or over several
  * seeds its mean +- the half-width of its 95 % confidence interval; as
- * aligned text, or as a Markdown table. */
+ * aligned text, or as a Markdown table.  Columns without a run here
+ * (another shard's, or stored before --resume) are left out. */
 static void print_table(const struct run_ctx *rx, int k)
 {
-    int nt = rx->ntarg[k], md = rx->markdown;
-    uint64_t nseeds = rx->nseeds[k];
-    table_head(rx, k);
-    size_t w[CLI_MAX_LABELS];
+    const struct cli_col *cols = rx->pl->cols[k];
+    int nc = rx->pl->ncols[k], md = rx->markdown;
+    uint64_t total = 0, maxseeds = 0;
+    for (int i = 0; i < nc; i++) {
+        total += rx->nruns[i];
+        maxseeds = rx->nruns[i] > maxseeds ? rx->nruns[i] : maxseeds;
+    }
+    print_heading(rx, k, total);
+    size_t *w = xcalloc((size_t)nc, sizeof *w);
     char *cells = table_cells(rx, k, w);
     if (md)
         printf("\n| metric |");
     else
         printf("%-16s", "metric");
-    for (int i = 0; i < nt; i++) {
-        printf(md ? " " : "  ");
-        print_cell(rx->targets[k * CLI_MAX_LABELS + i].label, md ? 0 : w[i], 0);
-        printf(md ? " |" : "");
-    }
+    for (int i = 0; i < nc; i++)
+        if (rx->nruns[i]) {
+            printf(md ? " " : "  ");
+            print_cell(cols[i].title, md ? 0 : w[i], 0);
+            printf(md ? " |" : "");
+        }
     if (md) {
         printf("\n|:--|");
-        for (int i = 0; i < nt; i++)
-            printf("--:|");
+        for (int i = 0; i < nc; i++)
+            if (rx->nruns[i])
+                printf("--:|");
     }
     printf("\n");
-    for (int m = 0; m < metric_count + (nseeds == 1 ? 2 : 1); m++) {
+    for (int m = 0; m < metric_count + (maxseeds == 1 ? 2 : 1); m++) {
         if (m < metric_count && !rx->show[m])
             continue;
         const char *name = m < metric_count ? metric_table[m].name : m == metric_count ? "status" : "fingerprint";
-        if (md)
-            printf("| %s |", name);
-        else
-            printf("%-16s", name);
-        for (int i = 0; i < nt; i++) {
-            printf(md ? " " : "  ");
-            print_cell(cells + ((size_t)m * (size_t)nt + (size_t)i) * CELL, md ? 0 : w[i], 0);
-            printf(md ? " |" : "");
-        }
+        printf(md ? "| %s |" : "%-16s", name);
+        for (int i = 0; i < nc; i++)
+            if (rx->nruns[i]) {
+                printf(md ? " " : "  ");
+                print_cell(cells + ((size_t)m * (size_t)nc + (size_t)i) * CELL, md ? 0 : w[i], 0);
+                printf(md ? " |" : "");
+            }
         printf("\n");
     }
     free(cells);
-    for (int i = 0; i < nt; i++) {
-        const struct cli_target *t = &rx->targets[k * CLI_MAX_LABELS + i];
-        if (t->params_text[0])
-            printf(md ? "\n- `%s`: %s" : "  %s: %s\n", t->label, t->params_text);
-    }
+    free(w);
+    for (int i = 0; i < nc; i++)
+        if (rx->nruns[i] && cols[i].t.params_text[0])
+            printf(md ? "\n- `%s`: %s" : "  %s: %s\n", cols[i].title, cols[i].t.params_text);
     if (md)
-        printf("\n");
-    if (k + 1 < rx->o->npaths)
         printf("\n");
 }
 
-/* --- CSV and JSON ------------------------------------------------------------------------------ */
+static int metric_index(const char *name)
+{
+    const struct metric_info *mi = metric_find(name);
+    SIM_ASSERT(mi != NULL);
+    return (int)(mi - metric_table);
+}
+
+/* After the table of scenario k, for each label with a parameter study:
+ * its points with the mean wake-ups and runs and how the expect lines that
+ * name the label fared, and the cheapest point (fewest wake-ups, then
+ * fewest runs) whose runs all meet them. */
+static void print_study(const struct run_ctx *rx, int k)
+{
+    const struct cli_col *cols = rx->pl->cols[k];
+    int nc = rx->pl->ncols[k], mw = metric_index("wakeups"), mr = metric_index("runs");
+    for (int i = 0; i < nc; i++) {
+        if (!cols[i].point[0] || !rx->nruns[i] || (i > 0 && !strcmp(cols[i - 1].t.label, cols[i].t.label)))
+            continue; /* one study per label, from its first column */
+        const char *label = cols[i].t.label;
+        int best = -1, named = 0;
+        for (int c = i; c < nc && !strcmp(cols[c].t.label, label); c++) {
+            named |= rx->exp_checked[c] > 0;
+            if (!rx->nruns[c] || rx->exp_failed[c])
+                continue;
+            double wk = rx->acc[c * metric_count + mw].mean, rn = rx->acc[c * metric_count + mr].mean;
+            if (best < 0 || wk < rx->acc[best * metric_count + mw].mean ||
+                (wk == rx->acc[best * metric_count + mw].mean && rn < rx->acc[best * metric_count + mr].mean))
+                best = c;
+        }
+        printf("%sparameter study of %s (mean over seeds; expect lines that name it, over every run):\n",
+               rx->markdown ? "\n```\n" : "\n", label);
+        printf("  %-30s %12s %12s  %s\n", "point", "wakeups", "runs", "expect");
+        for (int c = i; c < nc && !strcmp(cols[c].t.label, label); c++) {
+            if (!rx->nruns[c])
+                continue;
+            char ex[64];
+            if (!rx->exp_checked[c])
+                snprintf(ex, sizeof ex, "-");
+            else if (!rx->exp_failed[c])
+                snprintf(ex, sizeof ex, "met (%" PRIu64 ")", rx->exp_checked[c]);
+            else
+                snprintf(ex, sizeof ex, "FAILED %" PRIu64 " of %" PRIu64, rx->exp_failed[c], rx->exp_checked[c]);
+            printf("%c %-30s %12.10g %12.10g  %s\n", c == best ? '*' : ' ', cols[c].point,
+                   rx->acc[c * metric_count + mw].mean, rx->acc[c * metric_count + mr].mean, ex);
+        }
+        if (best >= 0)
+            printf("cheapest%s: %s (fewest wake-ups, then fewest runs)\n",
+                   named ? " point that meets every expect line naming it" : " point (no expect line names it)",
+                   cols[best].title);
+        else
+            printf("no point meets every expect line naming %s\n", label);
+        if (rx->markdown)
+            printf("```\n");
+    }
+}
+
+static void show_progress(struct run_ctx *rx, size_t j, const struct sweep_job *job)
+{
+    int64_t now = wall_clock_us();
+    if (j + 1 < rx->njobs && now - rx->shown_us < 200000)
+        return;
+    rx->shown_us = now;
+    double done = (double)(j + 1), left_s = (now - rx->t0_us) / 1e6 / done * ((double)rx->njobs - done);
+    fprintf(stderr, "\r\033[K%s: %zu/%zu runs (%s, %s, seed %" PRIu64 "), %.0f s left", cli_prog, j + 1, rx->njobs,
+            job->scn->name, job->label, job->seed, left_s);
+}
+
+/* The first result of scenario k: its accumulators start over. */
+static void start_scenario(struct run_ctx *rx, int k)
+{
+    int nc = rx->pl->ncols[k];
+    if (nc > rx->maxcols) {
+        rx->maxcols = nc;
+        rx->acc = xrealloc(rx->acc, (size_t)nc * (size_t)metric_count * sizeof *rx->acc);
+        rx->never = xrealloc(rx->never, (size_t)nc * (size_t)metric_count * sizeof *rx->never);
+        rx->status = xrealloc(rx->status, (size_t)nc * sizeof *rx->status);
+        rx->fps = xrealloc(rx->fps, (size_t)nc * sizeof *rx->fps);
+        rx->nruns = xrealloc(rx->nruns, (size_t)nc * sizeof *rx->nruns);
+        rx->exp_checked = xrealloc(rx->exp_checked, (size_t)nc * sizeof *rx->exp_checked);
+        rx->exp_failed = xrealloc(rx->exp_failed, (size_t)nc * sizeof *rx->exp_failed);
+    }
+    for (int i = 0; i < nc * metric_count; i++) {
+        stats_init(&rx->acc[i]);
+        rx->never[i] = 0;
+    }
+    for (int i = 0; i < nc; i++) {
+        snprintf(rx->status[i], sizeof rx->status[i], "ok");
+        rx->fps[i] = rx->nruns[i] = rx->exp_checked[i] = rx->exp_failed[i] = 0;
+    }
+    free(rx->evals);
+    rx->evals = xcalloc((size_t)nc * (rx->scn[k]->nexpects + 1) * rx->pl->nseeds[k], sizeof *rx->evals);
+    rx->cur = k;
+}
+
+/* The expect lines of scenario k that name column c's label, on the run
+ * of seed: their outcomes in *eo (malloc'd, *neo of them), counted for the
+ * parameter study.  A line that holds per seed is judged on this run; one
+ * that aggregates over the seeds (mean(...), pNN(...)) is judged in the
+ * run of the last seed, over them all, when every seed of the column ran
+ * here (not in a shard or a --resume that has only some of them). */
+static void run_expects(struct run_ctx *rx, int k, int c, uint64_t seed, const struct sim_result *res,
+                        struct expect_outcome **eo, uint32_t *neo)
+{
+    const struct scenario *s = rx->scn[k];
+    const char *label = rx->pl->cols[k][c].t.label;
+    size_t ns = rx->pl->nseeds[k], si = seed - rx->pl->lo[k];
+    double *tv = &rx->evals[(size_t)c * s->nexpects * ns];
+    for (uint32_t e = 0; e < s->nexpects; e++)
+        tv[(size_t)e * ns + si] = cli_expect_names(&s->expects[e], label) ? cli_expect_measure(s, &s->expects[e], res)
+                                                                          : NAN;
+    *eo = xcalloc(s->nexpects + 1, sizeof **eo);
+    *neo = cli_expect_outcomes(s, label, tv, si, ns, *eo);
+    if (rx->nruns[c] < ns) { /* some seeds ran elsewhere: keep the per-seed lines only */
+        uint32_t n = 0;
+        for (uint32_t e = 0; e < *neo; e++)
+            if ((*eo)[e].ex->agg == EXPECT_EACH)
+                (*eo)[n++] = (*eo)[e];
+        *neo = n;
+    }
+    for (uint32_t e = 0; e < *neo; e++) {
+        rx->exp_checked[c]++;
+        rx->exp_failed[c] += !(*eo)[e].ok;
+    }
+}
+
+/* Hands run j to the database writer (starting it with the first). */
+static int store_job(struct run_ctx *rx, size_t full, int k, int c, uint64_t seed, struct sweep_out *out,
+                     struct expect_outcome *eo, uint32_t neo)
+{
+    const struct cli_col *col = &rx->pl->cols[k][c];
+    if (!rx->writer)
+        rx->writer = store_writer_start(rx->st, 64);
+    struct store_run sr = {.scn = rx->scn[k], .policy = col->t.label, .base_policy = col->t.ops->name,
+                           .params = col->t.params_text, .seed = seed, .version = SIMRUN_VERSION, .res = &out->res,
+                           .wall_us = out->wall_us, .expects = eo, .nexpects = neo,
+                           .with_trace = rx->o->store_trace, .plan = rx->pl->hash, .job = (int64_t)full,
+                           .sweep = col->point};
+    char err[512];
+    if (store_writer_put(rx->writer, &sr, &out->res, err, sizeof err) != 0) {
+        if (rx->progress)
+            fprintf(stderr, "\r\033[K");
+        return cli_write_error(err);
+    }
+    return 0;
+}
 
 /* A CSV field in double quotes (a quote doubled). */
 static void csv_text(const char *s)
@@ -410,14 +580,15 @@ static double metric_summary(const struct stats_acc *a, const struct metric_info
     return a->mean;
 }
 
-/* After the last seed of target ti of scenario k: its summary rows (CSV)
- * or object (JSON), over its seeds. */
-static void emit_summary(struct run_ctx *rx, int k, int ti)
+/* After the last run of column c of scenario k here: its summary rows
+ * (CSV) or object (JSON), over its seeds (n: those that ran here). */
+static void emit_summary(struct run_ctx *rx, int k, int c)
 {
     const struct scenario *s = rx->scn[k];
-    const struct cli_target *t = &rx->targets[k * CLI_MAX_LABELS + ti];
+    const struct cli_target *t = &rx->pl->cols[k][c].t;
+    int ti = c;
     char seeds[64];
-    snprintf(seeds, sizeof seeds, "%" PRIu64 "..%" PRIu64, rx->lo[k], rx->lo[k] + rx->nseeds[k] - 1);
+    snprintf(seeds, sizeof seeds, "%" PRIu64 "..%" PRIu64, rx->pl->lo[k], rx->pl->lo[k] + rx->pl->nseeds[k] - 1);
     if (rx->json) {
         printf(",\n  {\"kind\": \"summary\", \"scenario\": ");
         json_text(s->name);
@@ -425,8 +596,8 @@ static void emit_summary(struct run_ctx *rx, int k, int ti)
         json_text(t->label);
         printf(", \"params\": ");
         json_text(t->params_text);
-        printf(", \"seeds\": \"%s\", \"n\": %" PRIu64 ", \"status\": \"%s\", \"metrics\": {", seeds, rx->nseeds[k],
-               rx->status[ti]);
+        printf(", \"seeds\": \"%s\", \"n\": %" PRIu64 ", \"status\": \"%s\", \"metrics\": {", seeds, rx->nruns[c],
+               rx->status[c]);
     }
     int first = 1;
     for (int m = 0; m < metric_count; m++) {
@@ -473,48 +644,34 @@ static void emit_summary(struct run_ctx *rx, int k, int ti)
         printf("}}");
 }
 
-static void show_progress(struct run_ctx *rx, size_t j, const struct sweep_job *job)
+/* Run c's metrics into the statistics of its column, and its CSV or JSON. */
+static void run_output(struct run_ctx *rx, int k, int c, uint64_t seed, const struct sim_result *res)
 {
-    int64_t now = wall_clock_us();
-    if (j + 1 < rx->njobs && now - rx->shown_us < 200000)
-        return;
-    rx->shown_us = now;
-    double done = (double)(j + 1), left_s = (now - rx->t0_us) / 1e6 / done * ((double)rx->njobs - done);
-    fprintf(stderr, "\r\033[K%s: %zu/%zu runs (%s, %s, seed %" PRIu64 "), %.0f s left", cli_prog, j + 1, rx->njobs,
-            job->scn->name, job->label, job->seed, left_s);
+    for (int m = 0; m < metric_count; m++) {
+        double v = 0;
+        metric_get(&res->ck, -1, metric_table[m].name, &v);
+        if (metric_table[m].is_duration && v < 0)
+            rx->never[c * metric_count + m]++;
+        else
+            stats_add(&rx->acc[c * metric_count + m], v); /* infinite: counted in ninf */
+    }
+    if (rx->csv || rx->json)
+        emit_run(rx, rx->scn[k], &rx->pl->cols[k][c].t, seed, res);
 }
 
-/* Takes job j's result: the store, the CSV/JSON lines, the statistics, and
- * after the last job of a scenario its table. */
+/* Takes job j's result: the statistics, the expect lines, the CSV/JSON
+ * lines, the database, and after the last job of a scenario its table. */
 static int run_sink(void *ctx, size_t j, struct sweep_out *out)
 {
     struct run_ctx *rx = ctx;
-    const struct cli_opts *o = rx->o;
-    int k = job_scenario(rx, j);
-    size_t r = j - rx->first_job[k];
-    int ti = (int)(r / rx->nseeds[k]);
-    const struct cli_target *t = &rx->targets[k * CLI_MAX_LABELS + ti];
-    const struct scenario *s = rx->scn[k];
-    uint64_t seed = rx->lo[k] + r % rx->nseeds[k];
+    size_t full;
+    int k, c;
+    uint64_t seed;
+    job_place(rx, j, &full, &k, &c, &seed);
     const struct sim_result *res = &out->res;
-    if (r == 0) {
-        if (!rx->acc) {
-            rx->acc = xcalloc((size_t)CLI_MAX_LABELS * (size_t)metric_count, sizeof *rx->acc);
-            rx->never = xcalloc((size_t)CLI_MAX_LABELS * (size_t)metric_count, sizeof *rx->never);
-        }
-        for (int i = 0; i < CLI_MAX_LABELS * metric_count; i++) {
-            stats_init(&rx->acc[i]);
-            rx->never[i] = 0;
-        }
-        for (int i = 0; i < CLI_MAX_LABELS; i++)
-            snprintf(rx->status[i], sizeof rx->status[i], "ok");
-        if (rx->st) {
-            free(rx->evals);
-            free(rx->eo);
-            rx->evals = xcalloc((size_t)rx->ntarg[k] * (s->nexpects + 1) * rx->nseeds[k], sizeof *rx->evals);
-            rx->eo = xcalloc(s->nexpects + 1, sizeof *rx->eo);
-        }
-    }
+    rx->delivered++;
+    if (k != rx->cur)
+        start_scenario(rx, k);
     if (rx->progress) {
         struct sweep_job job;
         run_job_at(rx, j, &job);
@@ -523,139 +680,126 @@ static int run_sink(void *ctx, size_t j, struct sweep_out *out)
     if (res->status != SIM_OK) {
         if (rx->progress)
             fprintf(stderr, "\r\033[K");
-        if (cli_memory_stop(s, t->label, seed, res)) {
+        const struct scenario *s = rx->scn[k];
+        const char *label = rx->pl->cols[k][c].t.label;
+        if (cli_memory_stop(s, label, seed, res)) {
             rx->memory_stop = 1;
         } else {
-            int ll = res->status == SIM_LIVELOCK ? cli_expect_livelock_line(s, t->label) : 0;
+            int ll = res->status == SIM_LIVELOCK ? cli_expect_livelock_line(s, label) : 0;
             char why[160] = "";
             if (ll)
                 snprintf(why, sizeof why, " (expected: %s:%d says this variant livelocks)", s->path, ll);
-            fprintf(stderr, "%s: %s under %s (seed %" PRIu64 "): %s%s\n", cli_prog, s->path, t->label, seed,
-                    res->status_msg, why);
+            fprintf(stderr, "%s: %s under %s (seed %" PRIu64 "): %s%s\n", cli_prog, s->path,
+                    rx->pl->cols[k][c].title, seed, res->status_msg, why);
         }
-        snprintf(rx->status[ti], sizeof rx->status[ti], "%s", sim_status_name(res->status));
+        snprintf(rx->status[c], sizeof rx->status[c], "%s", sim_status_name(res->status));
     }
-    rx->fps[ti] = res->fingerprint;
+    rx->fps[c] = res->fingerprint;
+    rx->nruns[c]++;
+    struct expect_outcome *eo;
+    uint32_t neo;
+    run_expects(rx, k, c, seed, res, &eo, &neo);
+    run_output(rx, k, c, seed, res);
+    int last = j + 1 == rx->njobs, last_col = last;
+    if (!last) {
+        size_t nf;
+        int nk, nc;
+        uint64_t ns;
+        job_place(rx, j + 1, &nf, &nk, &nc, &ns);
+        last = nk != k;
+        last_col = last || nc != c;
+    }
+    if ((rx->csv || rx->json) && last_col && rx->pl->nseeds[k] > 1)
+        emit_summary(rx, k, c);
     if (rx->st) {
-        size_t ns = rx->nseeds[k], si = r % ns;
-        double *tv = &rx->evals[(size_t)ti * s->nexpects * ns];
-        for (uint32_t e = 0; e < s->nexpects; e++)
-            tv[(size_t)e * ns + si] = cli_expect_names(&s->expects[e], t->label)
-                                          ? cli_expect_measure(s, &s->expects[e], res)
-                                          : NAN;
-        uint32_t neo = cli_expect_outcomes(s, t->label, tv, si, ns, rx->eo);
-        struct store_run sr = {.scn = s, .policy = t->label, .base_policy = t->ops->name, .params = t->params_text,
-                               .seed = seed, .version = SIMRUN_VERSION, .res = res, .wall_us = out->wall_us,
-                               .with_trace = o->store_trace, .expects = rx->eo, .nexpects = neo};
-        int64_t id;
-        char err[512];
-        if (store_write_run(rx->st, &sr, &id, err, sizeof err) != 0) {
-            if (rx->progress)
-                fprintf(stderr, "\r\033[K");
-            return cli_write_error(err);
-        }
+        int rc = store_job(rx, full, k, c, seed, out, eo, neo); /* takes out->res and eo */
+        if (rc)
+            return rc;
+    } else {
+        free(eo);
     }
-    for (int m = 0; m < metric_count; m++) {
-        double v = 0;
-        metric_get(&res->ck, -1, metric_table[m].name, &v);
-        if (metric_table[m].is_duration && v < 0)
-            rx->never[ti * metric_count + m]++;
-        else
-            stats_add(&rx->acc[ti * metric_count + m], v); /* infinite: counted in ninf */
-    }
-    if (rx->csv || rx->json) {
-        emit_run(rx, s, t, seed, res);
-        if (rx->nseeds[k] > 1 && r % rx->nseeds[k] == rx->nseeds[k] - 1)
-            emit_summary(rx, k, ti);
-    }
-    if (j + 1 == rx->first_job[k + 1] && !rx->json && !rx->csv) {
+    if (last && !rx->json && !rx->csv) {
         if (rx->progress)
             fprintf(stderr, "\r\033[K");
         print_table(rx, k);
+        print_study(rx, k);
+        if (j + 1 < rx->njobs)
+            printf("\n");
         fflush(stdout);
     }
     return 0;
 }
 
-/* Resolves every target of every scenario (-p, else all labels) before
- * anything is simulated: targets[k * CLI_MAX_LABELS + i], ntarg[k] of
- * them.  0, or 2 after printing the error. */
-static int resolve_targets(const struct cli_opts *o, struct scenario **scn, struct cli_target *targets, int *ntarg)
+/* Set by SIGINT or SIGTERM: the sweep starts no more runs, finishes those
+ * under way and stores them (the signal's default action comes back, so a
+ * second one stops at once). */
+static volatile sig_atomic_t run_stop;
+
+static void on_stop_signal(int sig)
 {
-    char polbuf[1024];
-    for (int k = 0; k < o->npaths; k++) {
-        const char *labels[CLI_MAX_LABELS];
-        int nl;
-        if (o->policies) {
-            snprintf(polbuf, sizeof polbuf, "%s", o->policies);
-            nl = split_list(polbuf, labels, CLI_MAX_LABELS);
-        } else {
-            nl = cli_all_labels(scn[k], labels, CLI_MAX_LABELS);
-        }
-        if (nl == 0)
-            return cli_usage_error("empty policy list '%s'", o->policies ? o->policies : "");
-        for (int i = 0; i < nl; i++) {
-            char msg[512];
-            int rc = cli_resolve_target(scn[k], labels[i], o->sets, o->nsets, &targets[k * CLI_MAX_LABELS + i], msg,
-                                        sizeof msg);
-            if (rc == -2) {
-                fprintf(stderr, "%s\n", msg);
-                return 2;
-            }
-            if (rc) {
-                fprintf(stderr, "%s: error: %s: %s\n", cli_prog, scn[k]->path, msg);
-                return 2;
-            }
-        }
-        ntarg[k] = nl;
-    }
-    return 0;
+    static const char msg[] = "\nsimrun: stopping after the runs under way (again to stop now)\n";
+    (void)sig;
+    run_stop = 1;
+    ssize_t w = write(2, msg, sizeof msg - 1);
+    (void)w;
 }
 
-/* Numbers the jobs of every scenario (targets x seeds) and runs them in
- * one sweep, the output framed for the format. */
-static int run_sweep(const struct cli_opts *o, struct scenario **scn, struct cli_target *targets, const int *ntarg,
-                     struct store *st, FILE *trace)
+/* SIGINT (unless it was ignored when simrun started: `nohup`, a
+ * background job of a script) and SIGTERM (what Slurm and kill send). */
+static void catch_stop_signals(void)
 {
-    struct run_ctx ctx = {.o = o, .scn = scn, .targets = targets, .ntarg = ntarg, .st = st,
+    struct sigaction sa = {.sa_handler = on_stop_signal, .sa_flags = SA_RESETHAND}, old;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGTERM, &sa, NULL);
+    if (sigaction(SIGINT, NULL, &old) == 0 && old.sa_handler != SIG_IGN)
+        sigaction(SIGINT, &sa, NULL);
+}
+
+/* Runs the selected jobs of the plan in one sweep, the output framed for
+ * the format; the database is written by a dedicated writer. */
+static int run_sweep(const struct cli_opts *o, struct scenario **scn, const struct cli_plan *pl, struct store *st,
+                     FILE *trace)
+{
+    struct run_ctx ctx = {.o = o, .scn = scn, .pl = pl, .njobs = pl->sel ? pl->nsel : pl->nfull, .st = st,
                           .json = !strcmp(o->format, "json"), .csv = !strcmp(o->format, "csv"),
-                          .markdown = !strcmp(o->format, "markdown"), .first_json = 1};
+                          .markdown = !strcmp(o->format, "markdown"), .first_json = 1, .cur = -1};
     struct run_ctx *rx = &ctx;
     if (parse_metric_list(o->metrics, rx->show))
         return 2;
-    size_t njobs = 0;
-    for (int k = 0; k < o->npaths; k++) {
-        const struct scenario *s = rx->scn[k];
-        rx->lo[k] = o->have_seed ? o->seed_lo : s->seed;
-        rx->nseeds[k] = (o->have_seed ? o->seed_hi : s->seed) - rx->lo[k] + 1;
-        rx->first_job[k] = njobs;
-        njobs += (size_t)rx->ntarg[k] * (size_t)rx->nseeds[k];
-    }
-    rx->first_job[o->npaths] = njobs;
-    rx->njobs = njobs;
-    rx->progress = isatty(2) && njobs > 1;
+    rx->progress = isatty(2) && rx->njobs > 1;
     rx->t0_us = wall_clock_us();
     if (rx->csv)
         printf("scenario,policy,params,seed,status,fingerprint,metric,value,unit,n,ci95_lo,ci95_hi\n");
     if (rx->json)
         printf("[");
-    struct sweep_opts so = {.workers = o->jobs ? o->jobs : 1, .max_events = o->max_events,
+    struct sweep_opts so = {.workers = cli_jobs(o), .max_events = o->max_events,
                             .max_memory = cli_max_memory(o), .keep_trace = rx->st && o->store_trace,
-                            .trace = trace};
+                            .trace = trace, .stop = &run_stop};
     char err[512] = "";
-    int rc = sweep_run(njobs, &so, run_job_at, run_sink, rx, err, sizeof err);
+    catch_stop_signals();
+    int rc = sweep_run(rx->njobs, &so, run_job_at, run_sink, rx, err, sizeof err);
     if (rc < 0) {
         fprintf(stderr, "%s: error: %s\n", cli_prog, err);
         rc = 3;
     }
+    if (rx->writer && store_writer_finish(rx->writer, err, sizeof err) != 0 && (!rc || rc == SWEEP_STOPPED))
+        rc = cli_write_error(err);
     if (rx->progress)
         fprintf(stderr, "\r\033[K");
+    if (rc == SWEEP_STOPPED)
+        fprintf(stderr, "%s: interrupted after %zu of %zu runs%s%s%s\n", cli_prog, rx->delivered, rx->njobs,
+                st ? " (each stored whole in " : "", st ? o->db : "",
+                st ? "; 'simrun run' with the same arguments and --resume runs the rest)" : "");
     if (rx->json)
         printf("\n]\n");
     free(rx->acc);
     free(rx->never);
+    free(rx->status);
+    free(rx->fps);
+    free(rx->nruns);
+    free(rx->exp_checked);
+    free(rx->exp_failed);
     free(rx->evals);
-    free(rx->eo);
     if (rc == 0 && rx->memory_stop)
         rc = 2;
     return rc;
@@ -669,28 +813,30 @@ static int cmd_run(int argc, char **argv)
         return rc;
     if (o.npaths == 0)
         return cli_usage_error("%s", "no scenario given");
+    if (o.resume && !o.db)
+        return cli_usage_error("%s", "--resume needs --db FILE (the database to resume)");
     int show[M_COUNT];
     if ((rc = parse_metric_list(o.metrics, show)))
         return rc;                     /* checked before anything runs; run_sweep parses it again */
     struct scenario *scn[CLI_MAX_SCENARIOS];
     if ((rc = cli_load_all(&o, scn)))
         return rc;
-    if ((rc = cli_check_sets(&o, scn))) {
-        cli_free_all(scn, o.npaths);
-        return rc;
-    }
-    struct cli_target *targets = xcalloc((size_t)o.npaths * CLI_MAX_LABELS, sizeof *targets);
-    int ntarg[CLI_MAX_SCENARIOS];
+    struct cli_plan pl = {0};
     struct store *st = NULL;
     FILE *trace = NULL;
-    if ((rc = resolve_targets(&o, scn, targets, ntarg)))
+    if ((rc = cli_check_sets(&o, scn)) || (rc = cli_plan_make(&o, scn, &pl)))
         goto out;
     trace = open_trace(o.trace);
     if ((o.trace && !trace) || (rc = cli_open_store(o.db, &st))) {
         rc = rc ? rc : CLI_EXIT_WRITE;
         goto out;
     }
-    rc = run_sweep(&o, scn, targets, ntarg, st, trace);
+    if ((rc = cli_plan_select(&pl, &o, scn, st)))
+        goto out;
+    if (o.resume)
+        fprintf(stderr, "%s: --resume: %zu of the %zu runs are already in %s; %zu to run\n", cli_prog, pl.stored,
+                o.shard_n ? pl.stored + pl.nsel : pl.nfull, o.db, pl.nsel);
+    rc = run_sweep(&o, scn, &pl, st, trace);
 out:
     if (trace && (fflush(trace) != 0 || ferror(trace)) && rc == 0) {
         char why[600];
@@ -700,7 +846,7 @@ out:
     if (trace && trace != stdout)
         fclose(trace);
     store_close(st);
-    free(targets);
+    cli_plan_free(&pl);
     cli_free_all(scn, o.npaths);
     return rc;
 }

@@ -2,7 +2,14 @@
  *
  * Parameters are declared by each policy as a table (struct param_def); this
  * file is the one place that parses, validates and formats their values, so
- * `simrun policies`, `set` lines and `--set` all agree. */
+ * `simrun policies`, `set` lines and `--set` all agree.
+ *
+ * The registry is the built-in array policy_registry, then the policies
+ * added at run time (plugins): policy_register checks each one as the
+ * engine would trust it (ABI, hooks, name, parameter table) and keeps a
+ * copy, so that everything after it can treat a plugin like a built-in.
+ * Invariant: names are unique over both parts; entries are never removed
+ * (the engine may hold their pointers until the process ends). */
 #include "sim/policy.h"
 
 #include <errno.h>
@@ -12,6 +19,7 @@
 
 #include "sim/cal.h"
 #include "sim/grammar.h"
+#include "sim/suggest.h"
 #include "sim/syntax.h"
 #include "sim/util.h"
 
@@ -28,11 +36,40 @@ const struct policy_ops *const policy_registry[] = {&policy_oracle, &policy_poll
                                                      &policy_pgqueue};
 const int policy_registry_count = (int)(sizeof policy_registry / sizeof policy_registry[0]);
 
+/* Policies added at run time, in the order they came, each a private copy
+ * of what its plugin defined (texts that may be NULL made ""). */
+struct added {
+    struct policy_ops ops;
+    struct param_def *params;      /* owned copy of ops.params */
+    char *origin;
+};
+static struct added added[POLICY_MAX_ADDED];
+static int nadded;
+
+int policy_count(void)
+{
+    return policy_registry_count + nadded;
+}
+
+const struct policy_ops *policy_at(int i)
+{
+    SIM_ASSERT(i >= 0 && i < policy_count());
+    return i < policy_registry_count ? policy_registry[i] : &added[i - policy_registry_count].ops;
+}
+
+const char *policy_origin(const struct policy_ops *ops)
+{
+    for (int i = 0; i < nadded; i++)
+        if (&added[i].ops == ops)
+            return added[i].origin;
+    return NULL;
+}
+
 const struct policy_ops *policy_find(const char *name)
 {
-    for (int i = 0; i < policy_registry_count; i++)
-        if (strcmp(policy_registry[i]->name, name) == 0)
-            return policy_registry[i];
+    for (int i = 0; i < policy_count(); i++)
+        if (strcmp(policy_at(i)->name, name) == 0)
+            return policy_at(i);
     return NULL;
 }
 
@@ -40,8 +77,8 @@ static void list_names(char *buf, size_t n)
 {
     size_t off = 0;
     buf[0] = 0;
-    for (int i = 0; i < policy_registry_count && off < n; i++)
-        off += (size_t)snprintf(buf + off, n - off, "%s%s", i ? ", " : "", policy_registry[i]->name);
+    for (int i = 0; i < policy_count() && off < n; i++)
+        off += (size_t)snprintf(buf + off, n - off, "%s%s", i ? ", " : "", policy_at(i)->name);
 }
 
 const struct policy_variant *policy_variant_find(const char *name, const struct policy_ops **ops)
@@ -73,10 +110,15 @@ int policy_check_name(const char *name, char *msg, size_t n)
 {
     if (policy_find(name) || policy_variant_find(name, NULL))
         return 0;
-    char names[256], en[SCN_QUOTE_MAX];
+    char names[512], en[SCN_QUOTE_MAX];
     list_names(names, sizeof names);
     scn_escape(en, sizeof en, name);
     snprintf(msg, n, "unknown policy '%s' (valid: %s)", en, names);
+    struct suggest sg;
+    suggest_init(&sg, name);
+    for (int i = 0; i < policy_count(); i++)
+        suggest_add(&sg, policy_at(i)->name);
+    suggest_append(&sg, msg, n);
     return -1;
 }
 
@@ -219,15 +261,20 @@ static void unknown_key(const struct policy_ops *ops, const char *key, char *msg
         snprintf(msg, n, "unknown parameter '%s' for policy '%s' (it has no parameters)", ek, ops->name);
     else
         snprintf(msg, n, "unknown parameter '%s' for policy '%s' (valid: %s)", ek, ops->name, keys);
+    struct suggest sg;
+    suggest_init(&sg, key);
+    for (int i = 0; i < ops->nparams; i++)
+        suggest_add(&sg, ops->params[i].key);
+    suggest_append(&sg, msg, n);
 }
 
 int params_set(struct params *ps, const char *key, const char *value, char *msg, size_t n)
 {
     int i = param_index(ps->defs, ps->n, key);
     if (i < 0) {
-        for (int k = 0; k < policy_registry_count; k++)
-            if (policy_registry[k]->params == ps->defs) {
-                unknown_key(policy_registry[k], key, msg, n);
+        for (int k = 0; k < policy_count(); k++)
+            if (policy_at(k)->params == ps->defs) {
+                unknown_key(policy_at(k), key, msg, n);
                 return -1;
             }
         char ek[SCN_QUOTE_MAX];
@@ -252,6 +299,35 @@ int64_t params_get(const struct params *ps, const char *key)
     return ps->v[i];
 }
 
+/* The text of value v of parameter d; durations as sim_fmt_dur
+ * ("00:01:00") or, short, as a scenario writes them ("1m"). */
+static void format_value(const struct param_def *d, int64_t v, int short_dur, char *val, size_t n)
+{
+    if (d->type == PARAM_DURATION) {
+        if (short_dur)
+            scn_fmt_duration(v, val, n);
+        else
+            sim_fmt_dur(v, val, n);
+    } else if (d->type == PARAM_ENUM) {
+        const char *p = d->choices;
+        for (int64_t k = 0; k < v && p; k++) {
+            p = strchr(p, '|');
+            if (p)
+                p++;
+        }
+        size_t len = p ? strcspn(p, "|") : 0;
+        snprintf(val, n, "%.*s", (int)len, p ? p : "");
+    } else if (d->type == PARAM_BOOL) {
+        snprintf(val, n, "%s", v ? "true" : "false");
+    } else if (d->type == PARAM_TOD) {
+        snprintf(val, n, "%02d:%02d", (int)(v / 60), (int)(v % 60));
+    } else if (d->type == PARAM_ZONE) {
+        snprintf(val, n, "%s", v ? cal_zone_name((const struct cal_zone *)(intptr_t)v) : "local");
+    } else {
+        snprintf(val, n, "%lld", (long long)v);
+    }
+}
+
 void params_format(const struct params *ps, char *buf, size_t n)
 {
     size_t off = 0;
@@ -263,29 +339,18 @@ void params_format(const struct params *ps, char *buf, size_t n)
             continue;
         char val[64];
         const struct param_def *d = &ps->defs[i];
-        if (d->type == PARAM_DURATION) {
-            sim_fmt_dur(ps->v[i], val, sizeof val);
-        } else if (d->type == PARAM_ENUM) {
-            const char *p = d->choices;
-            for (int64_t k = 0; k < ps->v[i] && p; k++) {
-                p = strchr(p, '|');
-                if (p)
-                    p++;
-            }
-            size_t len = p ? strcspn(p, "|") : 0;
-            snprintf(val, sizeof val, "%.*s", (int)len, p ? p : "");
-        } else if (d->type == PARAM_BOOL) {
-            snprintf(val, sizeof val, "%s", ps->v[i] ? "true" : "false");
-        } else if (d->type == PARAM_TOD) {
-            snprintf(val, sizeof val, "%02d:%02d", (int)(ps->v[i] / 60), (int)(ps->v[i] % 60));
-        } else if (d->type == PARAM_ZONE) {
-            snprintf(val, sizeof val, "%s",
-                     ps->v[i] ? cal_zone_name((const struct cal_zone *)(intptr_t)ps->v[i]) : "local");
-        } else {
-            snprintf(val, sizeof val, "%lld", (long long)ps->v[i]);
-        }
+        format_value(d, ps->v[i], 0, val, sizeof val);
         off += (size_t)snprintf(buf + off, n - off, "%s%s=%s", off ? "," : "", d->key, val);
     }
+}
+
+int params_value_text(const struct params *ps, const char *key, char *buf, size_t n)
+{
+    int i = param_index(ps->defs, ps->n, key);
+    if (i < 0)
+        return -1;
+    format_value(&ps->defs[i], ps->v[i], 1, buf, n);
+    return 0;
 }
 
 int policy_check_param(const char *name, const char *key, const char *value, char *msg, size_t n)
@@ -311,4 +376,133 @@ int policy_check_param(const char *name, const char *key, const char *value, cha
     }
     int64_t v;
     return parse_value(&ops->params[i], value, &v, msg, n);
+}
+
+/* --- policies added at run time ----------------------------------------------------------- */
+
+/* A policy name: a letter, then letters, digits, '_' and '-', at most 63
+ * bytes (what a scenario's set, variant and expect lines can name). */
+static int good_name(const char *s)
+{
+    if (!s || !((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z')))
+        return 0;
+    size_t len = 0;
+    for (; s[len]; len++) {
+        char c = s[len];
+        if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '-'))
+            return 0;
+    }
+    return len < 64;
+}
+
+/* The hooks the engine calls without checking for NULL. */
+static const char *missing_hook(const struct policy_ops *o)
+{
+    if (!o->create)
+        return "create";
+    if (!o->destroy)
+        return "destroy";
+    if (!o->start)
+        return "start";
+    if (!o->on_publish)
+        return "on_publish";
+    if (!o->on_timer)
+        return "on_timer";
+    if (!o->on_run_end)
+        return "on_run_end";
+    return NULL;
+}
+
+/* The parameter table of a policy from outside: every key a good name and
+ * unique, every default valid, every range sound.  0 or -1 with msg. */
+static int check_params(const struct policy_ops *o, char *msg, size_t n)
+{
+    struct params tmp;
+    if (o->nparams < 0 || o->nparams > (int)(sizeof tmp.v / sizeof tmp.v[0]))
+        return scn_msg(msg, n, "policy '%s' has %d parameters (at most %d)", o->name, o->nparams,
+                        (int)(sizeof tmp.v / sizeof tmp.v[0]));
+    if (o->nparams && !o->params)
+        return scn_msg(msg, n, "policy '%s' has %d parameters but no table", o->name, o->nparams);
+    for (int i = 0; i < o->nparams; i++) {
+        const struct param_def *d = &o->params[i];
+        char m[256];
+        int64_t v;
+        if (!good_name(d->key))
+            return scn_msg(msg, n, "policy '%s': parameter %d has a bad name", o->name, i + 1);
+        if (param_index(o->params, i, d->key) >= 0)
+            return scn_msg(msg, n, "policy '%s': parameter '%s' is declared twice", o->name, d->key);
+        if ((unsigned)d->type > PARAM_ZONE || (d->type == PARAM_ENUM && (!d->choices || !d->choices[0])))
+            return scn_msg(msg, n, "policy '%s': parameter '%s' has a bad type", o->name, d->key);
+        if ((d->type == PARAM_INT || d->type == PARAM_DURATION) && d->min > d->max)
+            return scn_msg(msg, n, "policy '%s': parameter '%s' has min > max", o->name, d->key);
+        if (!d->def || parse_value(d, d->def, &v, m, sizeof m) != 0)
+            return scn_msg(msg, n, "policy '%s': the default of parameter '%s' is bad: %s", o->name, d->key,
+                            d->def ? m : "none given");
+    }
+    return 0;
+}
+
+/* Why ops cannot be added, or NULL: the checks of policy_register. */
+static int check_ops(const struct policy_ops *o, char *msg, size_t n)
+{
+    if (o->abi != POLICY_ABI)
+        return scn_msg(msg, n,
+                        "it was built for policy ABI %d, this simrun has ABI %d (rebuild it against this simrun's "
+                        "headers)",
+                        o->abi, POLICY_ABI);
+    if (!good_name(o->name))
+        return scn_msg(msg, n, "its policy name is %s (a letter, then letters, digits, '_' or '-')",
+                        o->name ? "not a valid name" : "missing");
+    const char *hook = missing_hook(o);
+    if (hook)
+        return scn_msg(msg, n,
+                        "policy '%s' has no '%s' hook (required: create, destroy, start, on_publish, on_timer, "
+                        "on_run_end)",
+                        o->name, hook);
+    if ((unsigned)o->promise > PROMISE_UNIT)
+        return scn_msg(msg, n, "policy '%s' has an unknown promise %d", o->name, (int)o->promise);
+    const struct policy_ops *other = policy_find(o->name);
+    if (other) {
+        const char *from = policy_origin(other);
+        if (from)
+            return scn_msg(msg, n, "policy '%s' is already defined by '%s'", o->name, from);
+        return scn_msg(msg, n, "policy '%s' has the name of a built-in policy", o->name);
+    }
+    if (policy_variant_find(o->name, NULL))
+        return scn_msg(msg, n, "policy '%s' has the name of a built-in variant", o->name);
+    if (o->nvariants || o->variants)
+        return scn_msg(msg, n,
+                        "policy '%s' declares built-in variants (only simrun's own policies have them; a "
+                        "scenario's 'variant' line configures a plugin's policy)",
+                        o->name);
+    if (nadded >= POLICY_MAX_ADDED)
+        return scn_msg(msg, n, "too many policy plugins (at most %d)", POLICY_MAX_ADDED);
+    return check_params(o, msg, n);
+}
+
+static const char *or_empty(const char *s)
+{
+    return s ? s : "";
+}
+
+const struct policy_ops *policy_register(const struct policy_ops *ops, const char *origin, char *msg, size_t n)
+{
+    if (check_ops(ops, msg, n) != 0)
+        return NULL;
+    struct added *a = &added[nadded++];
+    a->ops = *ops;
+    a->origin = xstrdup(origin);
+    a->ops.summary = or_empty(ops->summary);
+    a->ops.seeds = ops->seeds ? ops->seeds : a->origin;
+    a->params = NULL;
+    if (ops->nparams) {
+        a->params = xcalloc((size_t)ops->nparams, sizeof *a->params);
+        for (int i = 0; i < ops->nparams; i++) {
+            a->params[i] = ops->params[i];
+            a->params[i].source = or_empty(ops->params[i].source);
+            a->params[i].help = or_empty(ops->params[i].help);
+        }
+    }
+    a->ops.params = a->params;
+    return &a->ops;
 }

@@ -166,7 +166,29 @@ struct policy_ops {
 /* The registry: every built-in policy, in a fixed order. */
 extern const struct policy_ops *const policy_registry[];
 extern const int policy_registry_count;
+/* A built-in or added policy by name, or NULL. */
 const struct policy_ops *policy_find(const char *name);
+
+/* Policies added at run time (plugins, sim/plugin.h) follow the built-in
+ * ones: policy_at(0 .. policy_count() - 1) lists both, built-ins first,
+ * then the added ones in the order they came. */
+#define POLICY_MAX_ADDED 64
+int policy_count(void);
+const struct policy_ops *policy_at(int i);
+/* Adds a policy defined outside simrun, from `origin` (the plugin's path,
+ * for messages and `simrun policies`), after checking what the engine
+ * relies on: abi == POLICY_ABI, a valid name (a letter, then letters,
+ * digits, '_', '-') that no policy has yet, every required hook (create,
+ * destroy, start, on_publish, on_timer, on_run_end), a known promise and a
+ * sound parameter table (unique keys, defaults that parse, min <= max).
+ * Returns the registry's own copy of ops (texts that were NULL are ""; a
+ * NULL seeds becomes the origin), or NULL with msg ("it was built for
+ * policy ABI 1, ...", "policy 'x' has no 'on_timer' hook ...").  ops
+ * and what it points to (hooks, choices) must stay valid until the process
+ * ends: plugins are never unloaded. */
+const struct policy_ops *policy_register(const struct policy_ops *ops, const char *origin, char *msg, size_t n);
+/* Where an added policy came from; NULL for a built-in one. */
+const char *policy_origin(const struct policy_ops *ops);
 
 /* Resolves parameters: defaults, then each key=value in order.  Returns 0,
  * or -1 with msg ("unknown parameter 'x' for policy 'poll' (valid: period,
@@ -180,6 +202,9 @@ const struct cal_zone *params_zone(const struct params *ps, const char *key, con
 /* Canonical text of the non-default values, "k=v,k=v" sorted by table
  * order; "" when all are defaults. */
 void params_format(const struct params *ps, char *buf, size_t n);
+/* The value of one parameter as a scenario would write it ("10s", "true",
+ * "09:30"), default or not; 0, or -1 when ps has no such key. */
+int params_value_text(const struct params *ps, const char *key, char *buf, size_t n);
 
 /* A built-in variant by name (and its policy in *ops), or NULL. */
 const struct policy_variant *policy_variant_find(const char *name, const struct policy_ops **ops);

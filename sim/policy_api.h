@@ -4,7 +4,10 @@
  * leaf helpers sim/util.h, sim/rng.h, sim/jobs.h, sim/backoff.h, sim/cal.h
  * and sim/vocab.h.  Neither it nor they include the scenario, the world, the
  * checker or the event queue, so a policy cannot reach them by accident.
- * docs/writing-a-policy.md walks through it with an example.
+ * docs/writing-a-policy.md walks through it with an example.  A policy
+ * may also be a plugin, built outside simrun against the installed copy of
+ * this header and what it includes (sim/plugin.h: the entry symbol is
+ * `simrun_policy`).
  *
  * WHAT A POLICY IS.  A policy models the scheduler of a real system: it
  * decides *when* handlers run.  The engine owns everything else: the clock,

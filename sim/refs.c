@@ -1,5 +1,5 @@
 /* refs.c: scenario references checked against the policy registry and the
- * metric table.  The messages are the parser's: "unknown policy 'x' (valid:
+ * metric table; `plugin` lines load their plugin into the registry.  The messages are the parser's: "unknown policy 'x' (valid:
  * ...)", "unknown parameter ...", "unknown metric 'x' (valid: ...)". */
 #include "sim/refs.h"
 
@@ -7,7 +7,9 @@
 #include <string.h>
 
 #include "sim/metric.h"
+#include "sim/plugin.h"
 #include "sim/policy.h"
+#include "sim/suggest.h"
 #include "sim/syntax.h"
 
 static int refs_policy(void *ctx, const char *name, char *msg, size_t n)
@@ -57,7 +59,18 @@ static int refs_metric(void *ctx, const char *name, struct scenario_metric *out,
     }
     scn_escape(e, sizeof e, name);
     snprintf(msg, n, "unknown metric '%s' (valid: %s)", e, list);
+    struct suggest sg;
+    suggest_init(&sg, name);
+    for (int i = 0; i < metric_count; i++)
+        suggest_add(&sg, metric_table[i].name);
+    suggest_append(&sg, msg, n);
     return SCN_REF_UNKNOWN;
+}
+
+static int refs_plugin(void *ctx, const char *path, char *msg, size_t n)
+{
+    (void)ctx;
+    return plugin_load(path, NULL, msg, n) == 0 ? SCN_REF_OK : SCN_REF_UNKNOWN;
 }
 
 const struct scenario_refs refs_builtin = {
@@ -65,4 +78,5 @@ const struct scenario_refs refs_builtin = {
     .policy = refs_policy,
     .param = refs_param,
     .metric = refs_metric,
+    .plugin = refs_plugin,
 };

@@ -31,6 +31,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "sim/suggest.h"
 #include "sim/util.h"
 
 /* --- messages -------------------------------------------------------------- */
@@ -51,11 +52,12 @@ static const char *const hdr_names[NHDR] = {"name", "start", "timezone", "horizo
 
 enum body_kind {
     B_WORKFLOW, B_SOURCE, B_PUBLISH, B_CRASH, B_FAIL, B_TRIGGER, B_SET, B_VARIANT, B_EXPECT, B_STOP,
-    B_DISABLE, B_ENABLE, B_CHANGE, B_BUSY, B_DEADLINE, NBODY
+    B_DISABLE, B_ENABLE, B_CHANGE, B_BUSY, B_DEADLINE, B_SWEEP, NBODY
 };
 static const char *const body_names[NBODY] = {"workflow", "source",  "publish", "crash",  "fail",
                                               "trigger",  "set",     "variant", "expect", "stop",
-                                              "disable",  "enable",  "change",  "busy",   "deadline"};
+                                              "disable",  "enable",  "change",  "busy",   "deadline",
+                                              "sweep"};
 
 static const char *const fail_class_names[FAIL_NCLASS] = {"",         "transient",     "logic",
                                                           "internal", "indeterminate", "delivery"};
@@ -145,6 +147,32 @@ static int parse_header(struct parser *p, const struct line *L, int h)
     return 0;
 }
 
+/* `plugin PATH`: a policy plugin, loaded now (pass 1) so that the lines
+ * that name its policy can be checked. */
+static int parse_plugin(struct parser *p, const struct line *L)
+{
+    struct scenario *s = p->s;
+    if (need(p, L, 0, 1, "a plugin path") || trailing(p, L, 2, "plugin"))
+        return -1;
+    const struct tok *t = &L->tok[1];
+    char full[SCN_MAX_LINE + 600];
+    int w = t->s[0] == '/' ? snprintf(full, sizeof full, "%s", t->s) : snprintf(full, sizeof full, "%s/%s", p->dir, t->s);
+    if (!t->s[0])
+        return perr(p, L->no, t->col, "empty plugin path");
+    if (w < 0 || (size_t)w >= sizeof full)
+        return perr(p, L->no, t->col, "plugin path '%s' is too long", q(p, t->s));
+    if (s->nplugins >= SCN_MAX_PLUGINS)
+        return perr(p, L->no, t->col, "too many plugin lines (limit %d)", SCN_MAX_PLUGINS);
+    char m[1024];
+    if (p->ext->plugin && p->ext->plugin(p->ext->ctx, full, m, sizeof m) != SCN_REF_OK)
+        return perr(p, L->no, t->col, "%s", m);
+    s->plugins = xrealloc(s->plugins, ((size_t)s->nplugins + 1) * sizeof *s->plugins);
+    s->plugins[s->nplugins++] = xstrdup(full);
+    return 0;
+}
+
+static int is_plugin_word(const struct tok *t) { return !t->quoted && !strcmp(t->s, "plugin"); }
+
 static int pass1_line(struct parser *p, const struct line *L)
 {
     if (L->ntok == 0 || L->indented)
@@ -153,13 +181,26 @@ static int pass1_line(struct parser *p, const struct line *L)
     int h = t0->quoted ? -1 : hdr_index(t0->s);
     if (h >= 0)
         return parse_header(p, L, h);
+    if (is_plugin_word(t0))
+        return parse_plugin(p, L);
     if (!t0->quoted && (body_index(t0->s) >= 0 || is_handler_word(t0->s)))
         return 0;
-    return perr(p, L->no, t0->col,
-                "unknown directive '%s' (valid: name, start, timezone, horizon, drain, seed, recovery-bound, "
-                "workflow, source, publish, crash, stop, fail, trigger, disable, enable, change, busy, deadline, "
-                "set, variant, expect)",
-                q(p, t0->s));
+    perr(p, L->no, t0->col,
+         "unknown directive '%s' (valid: name, start, timezone, horizon, drain, seed, recovery-bound, plugin, "
+         "workflow, source, publish, crash, stop, fail, trigger, disable, enable, change, busy, deadline, "
+         "set, variant, sweep, expect)",
+         q(p, t0->s));
+    struct suggest sg;
+    suggest_init(&sg, t0->s);
+    for (int i = 0; i < NHDR; i++)
+        suggest_add(&sg, hdr_names[i]);
+    suggest_add(&sg, "plugin");
+    for (int i = 0; i < NBODY; i++)
+        suggest_add(&sg, body_names[i]);
+    suggest_add(&sg, "producer");
+    suggest_add(&sg, "consumer");
+    suggest_append(&sg, p->d->msg, sizeof p->d->msg);
+    return -1;
 }
 
 /* --- faults, triggers ------------------------------------------------------------- */
@@ -421,7 +462,7 @@ static int pass2_line(struct parser *p, const struct line *L)
         return -1;
     if (is_h)
         return perr(p, L->no, t0->col, "'%s' outside a workflow (indent handler lines under a 'workflow' line)", t0->s);
-    if (hdr_index(t0->s) >= 0)
+    if (hdr_index(t0->s) >= 0 || is_plugin_word(t0))
         return 0;
     switch (body_index(t0->s)) {
     case B_WORKFLOW: return scn__parse_workflow(p, L);
@@ -439,6 +480,7 @@ static int pass2_line(struct parser *p, const struct line *L)
     case B_CHANGE: return scn__parse_change(p, L);
     case B_BUSY: return scn__parse_busy(p, L);
     case B_DEADLINE: return scn__parse_deadline(p, L);
+    case B_SWEEP: return scn__parse_sweep(p, L);
     }
     SIM_ASSERT(0 && "pass 1 let an unknown directive through");
     return -1;
@@ -585,6 +627,7 @@ static int resolve_ref(struct parser *p, const struct ref *r)
         return 0;
     case REF_EXPECT_POLICY:
     case REF_SET:
+    case REF_SWEEP:
         return scn__resolve_policy_ref(p, r);
     }
     return 0;
@@ -724,13 +767,29 @@ static int check_expected_events(struct parser *p)
     return rc;
 }
 
-static int pass3(struct parser *p)
+static int keep_going(struct parser *p, int no);
+static int poisoned_ref(const struct parser *p, const struct ref *r);
+
+/* Pass 3's references; when every error is wanted, those of lines that
+ * failed, or that name what a failed line would have defined, are skipped
+ * (their error would only repeat the first). */
+static int pass3_refs(struct parser *p)
+{
+    build_topic_table(p);
+    for (size_t i = 0; i < p->nrefs; i++) {
+        const struct ref *r = &p->refs[i];
+        if (p->errs && (p->bad[r->line] || poisoned_ref(p, r)))
+            continue;
+        if (resolve_ref(p, r) && keep_going(p, r->line))
+            return -1;
+    }
+    return 0;
+}
+
+/* Pass 3's scenario-wide checks, which need every line good. */
+static int pass3_checks(struct parser *p)
 {
     struct scenario *s = p->s;
-    build_topic_table(p);
-    for (size_t i = 0; i < p->nrefs; i++)
-        if (resolve_ref(p, &p->refs[i]))
-            return -1;
     /* Instances polling each source: a workflow counts once per source,
      * however many of its producers poll it. */
     p->src_inst = xcalloc(s->nsources ? s->nsources : 1, sizeof *p->src_inst);
@@ -754,6 +813,193 @@ static int pass3(struct parser *p)
     return check_expected_events(p);
 }
 
+static int pass3(struct parser *p)
+{
+    if (pass3_refs(p))
+        return -1;
+    if (p->nerrs)
+        return -1;
+    if (pass3_checks(p))
+        return keep_going(p, p->d->line > 0 ? p->d->line : 1);
+    return 0;
+}
+
+/* --- going on after an error (scenario_check_all) ---------------------------------- */
+
+/* After an error at scenario line no: stop (-1) when only the first error
+ * is wanted; else keep it, mark the line and go on (0), up to the limit. */
+static int keep_going(struct parser *p, int no)
+{
+    if (!p->errs)
+        return -1;
+    SIM_ASSERT(p->err);
+    if (p->nerrs == p->maxerrs) {
+        p->more = 1;
+        return -1;
+    }
+    p->errline[p->nerrs] = no;
+    p->errs[p->nerrs++] = *p->d;
+    if (no > 0 && no <= SCN_MAX_LINES + 1)
+        p->bad[no] = 1;
+    p->err = 0;
+    snprintf(p->d->file, sizeof p->d->file, "%s", p->path);
+    p->d->line = p->d->col = 0;
+    p->d->msg[0] = 0;
+    return 0;
+}
+
+static void poison(struct parser *p, const char *name, size_t len)
+{
+    if (len == 0)
+        return;
+    p->poison = xgrow(p->poison, sizeof *p->poison, &p->cap_poison, p->npoison + 1);
+    char *c = xmalloc(len + 1);
+    memcpy(c, name, len);
+    c[len] = 0;
+    p->poison[p->npoison++] = c;
+}
+
+static int is_poisoned(const struct parser *p, const char *name, size_t len)
+{
+    for (size_t i = 0; i < p->npoison; i++)
+        if (strlen(p->poison[i]) == len && !memcmp(p->poison[i], name, len))
+            return 1;
+    return 0;
+}
+
+/* A reference to a name (or, for WF.HANDLER, a workflow) that a failed
+ * line would have defined. */
+static int poisoned_ref(const struct parser *p, const struct ref *r)
+{
+    const char *dot = strchr(r->name, '.');
+    return is_poisoned(p, r->name, strlen(r->name)) || (dot && is_poisoned(p, r->name, (size_t)(dot - r->name)));
+}
+
+/* What a failed pass-2 line would have defined stays out of later checks:
+ * the name of a workflow, source or variant; for a handler line, its
+ * WF.NAME and every word of it (the topics it would have created).  A
+ * failed handler is taken out of its workflow again. */
+static void line_failed(struct parser *p, const struct line *L, uint16_t nh_before)
+{
+    struct scenario *s = p->s;
+    if (L->ntok == 0)
+        return;
+    const char *w = L->tok[0].s;
+    int defines = !strcmp(w, "workflow") || !strcmp(w, "source") || !strcmp(w, "variant");
+    if (!L->indented && defines && L->ntok > 1)
+        poison(p, L->tok[1].s, strlen(L->tok[1].s));
+    if (!L->indented && !strcmp(w, "workflow"))
+        p->skip_block = 1;
+    if (!L->indented || p->cur_wf < 0)
+        return;
+    struct workflow_def *wf = &s->wfs[p->cur_wf];
+    p->block_bad = 1;
+    if (wf->nhandlers > nh_before) {
+        struct handler_def *h = &wf->handlers[--wf->nhandlers];
+        free(h->name);
+        free(h->sched.text);
+        free(h->sched.value);
+        for (uint32_t c = 0; c < h->sched.nchanges; c++)
+            free(h->sched.changes[c].value);
+        free(h->sched.changes);
+        memset(h, 0, sizeof *h);
+        s->nhandler_instances -= wf->count;
+    }
+    if (L->ntok > 1) {
+        char full[2 * SCN_MAX_NAME + 2];
+        int n = snprintf(full, sizeof full, "%s.%s", wf->name, L->tok[1].s);
+        if (n > 0 && (size_t)n < sizeof full)
+            poison(p, full, (size_t)n);
+    }
+    for (int i = 1; i < L->ntok; i++)
+        for (const char *c = L->tok[i].s;;) {
+            const char *comma = strchr(c, ',');
+            poison(p, c, comma ? (size_t)(comma - c) : strlen(c));
+            if (!comma)
+                break;
+            c = comma + 1;
+        }
+}
+
+/* Closes the open workflow block before an unindented line; a block one of
+ * whose handler lines failed may be empty without a second error. */
+static int close_block(struct parser *p)
+{
+    if (p->block_bad) {
+        p->cur_wf = -1;
+        p->block_bad = 0;
+        return 0;
+    }
+    int wline = p->cur_wf >= 0 ? p->s->wfs[p->cur_wf].line : 0;
+    if (scn__close_workflow(p))
+        return keep_going(p, wline);
+    return 0;
+}
+
+/* Word k (0-based) of a raw line, split at spaces and tabs, into w (empty
+ * if there is none or it does not fit). */
+static void raw_word(const char *ls, size_t len, int k, char *w, size_t n)
+{
+    size_t i = 0;
+    w[0] = 0;
+    for (int at = 0; i < len; at++) {
+        while (i < len && (ls[i] == ' ' || ls[i] == '\t'))
+            i++;
+        size_t b = i;
+        while (i < len && ls[i] != ' ' && ls[i] != '\t')
+            i++;
+        if (at == k) {
+            if (i > b && i - b < n) {
+                memcpy(w, ls + b, i - b);
+                w[i - b] = 0;
+            }
+            return;
+        }
+    }
+}
+
+/* Pass 2 at a line whose error was reported in pass 1 (it cannot be read
+ * into tokens, or names no directive): it is skipped, but still closes or
+ * belongs to a workflow block, as its indentation says. */
+static int skip_bad_line(struct parser *p, const char *ls, size_t len)
+{
+    if (len == 0)
+        return 0;
+    if (ls[0] == ' ' || ls[0] == '\t') {
+        if (!p->skip_block && p->cur_wf >= 0)
+            p->block_bad = 1;
+        return 0;
+    }
+    p->skip_block = 0;
+    if (close_block(p))
+        return -1;
+    char w[SCN_MAX_NAME + 1];
+    raw_word(ls, len, 0, w, sizeof w);
+    if (!strcmp(w, "workflow")) {
+        p->skip_block = 1;
+        raw_word(ls, len, 1, w, sizeof w);
+        poison(p, w, strlen(w));
+    }
+    return 0;
+}
+
+/* One line of pass 2 when every error is wanted. */
+static int pass2_line_all(struct parser *p, const struct line *L)
+{
+    if (L->ntok == 0)
+        return 0;
+    if (p->skip_block && L->indented)
+        return 0;
+    p->skip_block = 0;
+    if (!L->indented && close_block(p))
+        return -1;
+    uint16_t nh = p->cur_wf >= 0 ? p->s->wfs[p->cur_wf].nhandlers : 0;
+    if (pass2_line(p, L) == 0)
+        return 0;
+    line_failed(p, L, nh);
+    return keep_going(p, L->no);
+}
+
 /* --- entry points -------------------------------------------------------------------- */
 
 static void default_name(struct scenario *s, const char *path)
@@ -771,6 +1017,36 @@ static void default_name(struct scenario *s, const char *path)
     s->name[len] = 0;
 }
 
+/* Pass 1 over every line.  When every error is wanted, a line with an
+ * error is skipped from then on; an error in a header or plugin line stops
+ * the check after this pass, since every other line depends on them. */
+static int run_pass1(struct parser *p, const char *buf, size_t len, size_t pos)
+{
+    size_t llen;
+    const char *ls;
+    int fatal = 0;
+    for (int no = 1; scn__next_line(buf, len, &pos, &ls, &llen); no++) {
+        if (no > SCN_MAX_LINES) {
+            perr(p, no, 1, "more than %d lines", SCN_MAX_LINES);
+            keep_going(p, 0);
+            return -1;
+        }
+        if (scn__lex_line(p, ls, llen, no, p->L) == 0 && pass1_line(p, p->L) == 0)
+            continue;
+        char w[16];
+        raw_word(ls, llen, 0, w, sizeof w);
+        fatal |= (ls[0] != ' ' && ls[0] != '\t') && (hdr_index(w) >= 0 || !strcmp(w, "plugin"));
+        if (keep_going(p, no))
+            return -1;
+    }
+    if (!p->hdr_line[HDR_HORIZON] && !fatal) {
+        perr(p, 1, 1, "missing required 'horizon' directive (e.g. 'horizon 3d')");
+        keep_going(p, 1);
+        return -1;
+    }
+    return fatal ? -1 : 0;
+}
+
 static int run_passes(struct parser *p, const char *buf, size_t len)
 {
     struct scenario *s = p->s;
@@ -780,39 +1056,36 @@ static int run_passes(struct parser *p, const char *buf, size_t len)
     if (len >= 3 && !memcmp(buf, "\xef\xbb\xbf", 3))
         pos = 3; /* a UTF-8 byte order mark */
     size_t start = pos;
-    for (no = 1; scn__next_line(buf, len, &pos, &ls, &llen); no++) {
-        if (no > SCN_MAX_LINES)
-            return perr(p, no, 1, "more than %d lines", SCN_MAX_LINES);
-        if (scn__lex_line(p, ls, llen, no, p->L) || pass1_line(p, p->L))
-            return -1;
-    }
-    if (!p->hdr_line[HDR_HORIZON])
-        return perr(p, 1, 1, "missing required 'horizon' directive (e.g. 'horizon 3d')");
+    if (run_pass1(p, buf, len, start))
+        return -1;
     if (!s->zone) {
         char m[256];
         if (cal_zone_get("UTC", &s->zone, m, sizeof m) != 0)
             return perr(p, 1, 1, "%s", m);
     }
     pos = start;
-    for (no = 1; scn__next_line(buf, len, &pos, &ls, &llen); no++)
-        if (scn__lex_line(p, ls, llen, no, p->L) || pass2_line(p, p->L))
+    for (no = 1; scn__next_line(buf, len, &pos, &ls, &llen); no++) {
+        if (p->errs && p->bad[no]) {
+            if (skip_bad_line(p, ls, llen))
+                return -1;
+            continue;
+        }
+        if (scn__lex_line(p, ls, llen, no, p->L))
+            return -1; /* it was lexed in pass 1 */
+        if (p->errs ? pass2_line_all(p, p->L) : pass2_line(p, p->L))
             return -1;
-    if (scn__close_workflow(p))
+    }
+    if (p->errs ? close_block(p) : scn__close_workflow(p))
         return -1;
     return pass3(p);
 }
 
-int scenario_parse_buf_ex(const char *path, const char *buf, size_t len, const struct scenario_refs *refs,
-                          struct scenario **out, struct diag *d)
+/* A parser for buf (len bytes, at most SCN_MAX_FILE_BYTES) and the
+ * scenario it fills. */
+static struct parser *parser_new(const char *path, const char *buf, size_t len, const struct scenario_refs *refs,
+                                 struct diag *d)
 {
     static const struct scenario_refs no_refs = {0};
-    memset(d, 0, sizeof *d);
-    snprintf(d->file, sizeof d->file, "%s", path);
-    *out = NULL;
-    if (len > SCN_MAX_FILE_BYTES) {
-        snprintf(d->msg, sizeof d->msg, "file is larger than %zu MiB", SCN_MAX_FILE_BYTES >> 20);
-        return -1;
-    }
     struct parser *p = xcalloc(1, sizeof *p);
     struct scenario *s = xcalloc(1, sizeof *s);
     p->s = s;
@@ -837,8 +1110,12 @@ int scenario_parse_buf_ex(const char *path, const char *buf, size_t len, const s
     s->drain_us = US_PER_DAY;
     s->recovery_bound_us = US_PER_H;
     s->seed = 1;
+    return p;
+}
 
-    int rc = run_passes(p, buf, len);
+/* Frees the parser (not its scenario). */
+static void parser_free(struct parser *p)
+{
     for (size_t i = 0; i < p->nrefs; i++)
         free(p->refs[i].name);
     free(p->refs);
@@ -848,8 +1125,38 @@ int scenario_parse_buf_ex(const char *path, const char *buf, size_t len, const s
     free(p->dls);
     free(p->topics);
     free(p->src_inst);
+    for (size_t i = 0; i < p->npoison; i++)
+        free(p->poison[i]);
+    free(p->poison);
+    free(p->bad);
+    free(p->errline);
     free(p->L);
     free(p);
+}
+
+/* The start of both entry points: d names the file; a buffer over the
+ * size limit is an error at once (1). */
+static int start_diag(const char *path, size_t len, struct diag *d)
+{
+    memset(d, 0, sizeof *d);
+    snprintf(d->file, sizeof d->file, "%s", path);
+    if (len > SCN_MAX_FILE_BYTES) {
+        snprintf(d->msg, sizeof d->msg, "file is larger than %zu MiB", SCN_MAX_FILE_BYTES >> 20);
+        return 1;
+    }
+    return 0;
+}
+
+int scenario_parse_buf_ex(const char *path, const char *buf, size_t len, const struct scenario_refs *refs,
+                          struct scenario **out, struct diag *d)
+{
+    *out = NULL;
+    if (start_diag(path, len, d))
+        return -1;
+    struct parser *p = parser_new(path, buf, len, refs, d);
+    struct scenario *s = p->s;
+    int rc = run_passes(p, buf, len);
+    parser_free(p);
     if (rc) {
         SIM_ASSERT(d->msg[0]);
         scenario_free(s);
@@ -857,6 +1164,47 @@ int scenario_parse_buf_ex(const char *path, const char *buf, size_t len, const s
     }
     *out = s;
     return 0;
+}
+
+/* Orders errors by the scenario line they came from (then column), keeping
+ * the order they were found in among equals. */
+static void sort_errors(struct diag *errs, int *line, int n)
+{
+    for (int i = 1; i < n; i++) {
+        struct diag e = errs[i];
+        int l = line[i], k = i;
+        for (; k > 0 && (line[k - 1] > l || (line[k - 1] == l && errs[k - 1].col > e.col &&
+                                              !strcmp(errs[k - 1].file, e.file))); k--) {
+            errs[k] = errs[k - 1];
+            line[k] = line[k - 1];
+        }
+        errs[k] = e;
+        line[k] = l;
+    }
+}
+
+int scenario_check_all_buf(const char *path, const char *buf, size_t len, const struct scenario_refs *refs,
+                           struct diag *errs, int max, int *more)
+{
+    SIM_ASSERT(max >= 1);
+    *more = 0;
+    struct diag d;
+    if (start_diag(path, len, &d)) {
+        errs[0] = d;
+        return 1;
+    }
+    struct parser *p = parser_new(path, buf, len, refs, &d);
+    p->errs = errs;
+    p->maxerrs = max;
+    p->errline = xcalloc((size_t)max, sizeof *p->errline);
+    p->bad = xcalloc(SCN_MAX_LINES + 2, 1);
+    run_passes(p, buf, len);
+    int n = p->nerrs;
+    *more = p->more;
+    sort_errors(errs, p->errline, n);
+    scenario_free(p->s);
+    parser_free(p);
+    return n;
 }
 
 int scenario_parse_buf(const char *path, const char *buf, size_t len, struct scenario **out, struct diag *d)
@@ -878,6 +1226,22 @@ int scenario_parse_ex(const char *path, const struct scenario_refs *refs, struct
     int rc = scenario_parse_buf_ex(path, buf, len, refs, out, d);
     free(buf);
     return rc;
+}
+
+int scenario_check_all(const char *path, const struct scenario_refs *refs, struct diag *errs, int max, int *more)
+{
+    char *buf, err[256];
+    size_t len;
+    *more = 0;
+    if (scn__read_file(path, SCN_MAX_FILE_BYTES, &buf, &len, err, sizeof err) != 0) {
+        memset(&errs[0], 0, sizeof errs[0]);
+        snprintf(errs[0].file, sizeof errs[0].file, "%s", path);
+        snprintf(errs[0].msg, sizeof errs[0].msg, "cannot read the scenario: %s", err);
+        return 1;
+    }
+    int n = scenario_check_all_buf(path, buf, len, refs, errs, max, more);
+    free(buf);
+    return n;
 }
 
 int scenario_parse(const char *path, struct scenario **out, struct diag *d)
@@ -949,6 +1313,18 @@ void scenario_free(struct scenario *s)
         free_kv(s->variants[i].kv, s->variants[i].nkv);
     }
     free(s->variants);
+    for (uint16_t i = 0; i < s->nplugins; i++)
+        free(s->plugins[i]);
+    free(s->plugins);
+    for (uint16_t i = 0; i < s->nsweeps; i++) {
+        struct sweep_def *w = &s->sweeps[i];
+        for (uint16_t k = 0; k < w->nvalues; k++)
+            free(w->values[k]);
+        free(w->values);
+        free(w->policy);
+        free(w->key);
+    }
+    free(s->sweeps);
     free(s->path);
     free(s->name);
     free(s);

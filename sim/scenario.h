@@ -300,6 +300,17 @@ struct variant_def {
     int line;
 };
 
+/* `sweep POLICY.KEY=V1,V2,...`: one axis of a parameter study; the runs
+ * of a policy cover the product of the values of every axis that names it
+ * (or, for a variant, its name). */
+struct sweep_def {
+    char *policy;                  /* a registered policy or a variant name */
+    char *key;
+    char **values;                 /* as written, each checked against the key */
+    uint16_t nvalues;
+    int line, col;                 /* where the setting starts */
+};
+
 struct scenario {
     char *path;                    /* as given */
     char *name;                    /* `name ...` or the file's base name */
@@ -323,6 +334,8 @@ struct scenario {
     uint8_t has_as_written;        /* some schedule is `as-written` */
     uint64_t ninstances;           /* sum of workflow counts */
     uint64_t nhandler_instances;
+    char **plugins; uint16_t nplugins; /* `plugin PATH`, resolved against the file's folder */
+    struct sweep_def *sweeps; uint16_t nsweeps;
 };
 
 /* A parse error: where, and a message (lowercase, no full stop, the
@@ -363,6 +376,11 @@ enum { SCN_REF_OK = 0, SCN_REF_UNKNOWN = -1, SCN_REF_BAD_VALUE = -2 };
  *           base of a variant)?  SCN_REF_OK, SCN_REF_UNKNOWN (no such key, or
  *           no such policy) or SCN_REF_BAD_VALUE.
  *   metric: is name a metric?  SCN_REF_OK and *out, or SCN_REF_UNKNOWN.
+ *   plugin: load the policy plugin at path (a `plugin` line, its path
+ *           already resolved against the scenario's folder), so that the
+ *           lines of the file can name its policy.  SCN_REF_OK, or
+ *           SCN_REF_UNKNOWN with msg.  Called in file order before any
+ *           policy name is checked.
  * A NULL scenario_refs, or a NULL member, skips that check, and the file is
  * read as if every such name were good:
  *   policy NULL: any well-formed policy name is accepted in set, variant and
@@ -372,12 +390,14 @@ enum { SCN_REF_OK = 0, SCN_REF_UNKNOWN = -1, SCN_REF_BAD_VALUE = -2 };
  *           only;
  *   metric NULL: any metric name is accepted, `for` is allowed, and the value
  *           is read by its form: true or false (1 or 0), a number, else a
- *           duration (in us). */
+ *           duration (in us);
+ *   plugin NULL: nothing is loaded; the path is only recorded. */
 struct scenario_refs {
     void *ctx;
     int (*policy)(void *ctx, const char *name, char *msg, size_t n);
     int (*param)(void *ctx, const char *policy, const char *key, const char *value, char *msg, size_t n);
     int (*metric)(void *ctx, const char *name, struct scenario_metric *out, char *msg, size_t n);
+    int (*plugin)(void *ctx, const char *path, char *msg, size_t n);
 };
 
 /* Parses the scenario file at path, checking its references through refs
@@ -396,6 +416,22 @@ int scenario_parse_buf_ex(const char *path, const char *buf, size_t len, const s
 int scenario_parse(const char *path, struct scenario **out, struct diag *d);
 int scenario_parse_buf(const char *path, const char *buf, size_t len, struct scenario **out, struct diag *d);
 void scenario_free(struct scenario *s);
+
+/* Checks the file like scenario_parse_ex, but goes on after an error to
+ * report every error of the file, up to max: each line with an error is
+ * reported once and skipped from then on; the names it would have defined
+ * (a workflow, a handler, a source, a variant, a handler line's topics)
+ * are left out of later checks, so that an error is not repeated by what
+ * depends on it; the checks of the whole file (unpolled sources, the event
+ * estimate, no workflows) run only when every line was good.  An error in
+ * a header or plugin line ends the check after the first pass, since every
+ * other line depends on them.  Fills errs[0..n) in the order of the lines
+ * they come from and returns n (0: the file is valid); *more is 1 when it
+ * stopped at max.  Each error is the one scenario_parse_ex would report for
+ * its line if the lines before it were good. */
+int scenario_check_all(const char *path, const struct scenario_refs *refs, struct diag *errs, int max, int *more);
+int scenario_check_all_buf(const char *path, const char *buf, size_t len, const struct scenario_refs *refs,
+                           struct diag *errs, int max, int *more);
 
 /* The nominal due instants of a schedule in [from_us, to_us), in order,
  * relative to the scenario start.  Calls fn for each; stops early if fn

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "sim/suggest.h"
 #include "sim/util.h"
 
 /* --- workflows and handlers ------------------------------------------------------ */
@@ -304,10 +305,6 @@ static int finish_producer(struct parser *p, struct hline *hl)
         return perr(p, no, seen[O_SECONDS], "'seconds' needs a 'cron' schedule");
     if (seen[O_AS_WRITTEN] && hl->sched_opt == O_AT)
         return perr(p, no, seen[O_AS_WRITTEN], "'as-written' needs an 'every' or 'cron' schedule");
-    if (!seen[O_SOURCE] && !seen[O_PUBLISH])
-        return perr(p, no, ncol,
-                    "producer '%s' neither polls a source nor publishes ('source NAME' or 'publish TOPIC')",
-                    q(p, h->name));
     if (hl->sched_opt == O_CRON && !h->sched.zone)
         h->sched.zone = p->s->zone;
     h->sched.cron_flags = (uint8_t)((seen[O_AND] ? CAL_CRON_AND : 0) | (seen[O_SECONDS] ? CAL_CRON_SECONDS : 0));
@@ -330,8 +327,11 @@ static int finish_producer(struct parser *p, struct hline *hl)
         if (!seen[O_PUBLISH])
             h->out_topic = topic_index(p, hl->wf, st->s);
     }
+    /* A producer that neither polls nor publishes (a nightly backup) is a
+     * side effect only: its runs, lateness and misses are measured all the
+     * same. */
     if (!hl->emit_explicit)
-        h->emit_n = seen[O_SOURCE] ? 0 : 1;
+        h->emit_n = seen[O_PUBLISH] && !seen[O_SOURCE] ? 1 : 0;
     /* The schedule's words as written, for reports. */
     static const int order[] = {O_EVERY, O_OFFSET, O_CRON, O_TZ, O_AT, O_AND, O_SECONDS, O_AS_WRITTEN};
     char buf[SCN_MAX_LINE + 64];
@@ -384,6 +384,21 @@ static int finish_consumer(struct parser *p, struct hline *hl)
     return 0;
 }
 
+/* "unknown option 'evry' for producer 'p'; did you mean 'every'?": the
+ * suggestion is an option of this kind of handler. */
+static int unknown_option(struct parser *p, const struct line *L, const struct tok *o, int producer, const char *name)
+{
+    perr(p, L->no, o->col, "unknown option '%s' for %s '%s'", q(p, o->s), producer ? "producer" : "consumer",
+         q(p, name));
+    struct suggest sg;
+    suggest_init(&sg, o->s);
+    for (int i = 0; i < NOPT; i++)
+        if (opts[i].who & (producer ? FOR_P : FOR_C))
+            suggest_add(&sg, opts[i].name);
+    suggest_append(&sg, p->d->msg, sizeof p->d->msg);
+    return -1;
+}
+
 /* `producer NAME OPTION...` or `consumer NAME OPTION...` in the open
  * workflow block; options in any order, each at most once. */
 int scn__parse_handler(struct parser *p, const struct line *L)
@@ -427,7 +442,7 @@ int scn__parse_handler(struct parser *p, const struct line *L)
         const struct tok *o = &L->tok[i];
         int k = o->quoted ? -1 : opt_index(o->s), used;
         if (k < 0)
-            return perr(p, no, o->col, "unknown option '%s' for %s '%s'", q(p, o->s), kind, q(p, h->name));
+            return unknown_option(p, L, o, producer, h->name);
         if (!(opts[k].who & (producer ? FOR_P : FOR_C)))
             return perr(p, no, o->col, "'%s' is not an option of a %s (it is for %ss)", o->s, kind,
                         producer ? "consumer" : "producer");

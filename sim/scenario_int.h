@@ -20,7 +20,10 @@
  *
  * Key invariant of struct parser: err is set at the first error, and from
  * then on d (file, line, col, message) never changes; every parse function
- * returns -1 after an error and the passes stop.  Everything the parser
+ * returns -1 after an error and the passes stop.  When every error is
+ * wanted (errs != NULL), the driver in scenario.c keeps the error, clears
+ * err and goes on with the next line, skipping what depends on the line
+ * that failed.  Everything the parser
  * allocates is reachable from s (freed by scenario_free on error) or from
  * the parser itself (freed at the end of scenario_parse_buf_ex). */
 #ifndef SIM_SCENARIO_INT_H
@@ -45,6 +48,10 @@
 #define SCN_MAX_VARIANTS    256
 #define SCN_MAX_CRASHES     10000                /* crash lines (overlaps are checked pairwise) */
 #define SCN_MAX_EXPECT_POLICIES 64               /* names in one expect line */
+#define SCN_MAX_PLUGINS     16                   /* plugin lines */
+#define SCN_MAX_SWEEP_AXES  8                    /* sweep lines */
+#define SCN_MAX_SWEEP_VALUES 256                 /* values of one sweep axis */
+#define SCN_MAX_SWEEP_POINTS 4096                /* product of the axes' value counts */
 /* Cron fires that the event estimate may count in all; past it, a cron
  * producer is assumed to fire every minute (an upper bound), so that a file
  * with thousands of cron producers cannot make the estimate slow. */
@@ -81,7 +88,7 @@ enum { HDR_NAME, HDR_START, HDR_TZ, HDR_HORIZON, HDR_DRAIN, HDR_SEED, HDR_RB, NH
  * read (pass 3).  a/b say who refers; see the callers of scn__add_ref. */
 enum ref_kind {
     REF_SOURCE, REF_TOPIC, REF_FAIL, REF_TRIGGER, REF_EXPECT_FOR, REF_EXPECT_POLICY, REF_SET,
-    REF_CHANGE, REF_BUSY, REF_DEADLINE
+    REF_CHANGE, REF_BUSY, REF_DEADLINE, REF_SWEEP
 };
 struct ref {
     enum ref_kind kind;
@@ -115,7 +122,7 @@ struct parser {
     struct line *L;
     int hdr_line[NHDR];            /* where each header directive was; 0: not given */
     int cur_wf;                    /* the open workflow block, -1 none */
-    size_t cap_wfs, cap_sources, cap_pubs, cap_crashes, cap_triggers, cap_expects, cap_variants, cap_sets;
+    size_t cap_wfs, cap_sources, cap_pubs, cap_crashes, cap_triggers, cap_expects, cap_variants, cap_sets, cap_sweeps;
     size_t cap_h[SCN_MAX_WORKFLOWS], cap_t[SCN_MAX_WORKFLOWS];
     struct ref *refs;
     size_t nrefs, cap_refs;
@@ -132,6 +139,17 @@ struct parser {
     struct topic_ent *topics;
     size_t ntopics;
     double *src_inst;
+    /* Checking every error (scenario_check_all); errs is NULL otherwise.
+     * An error is kept in errs (errline: the scenario line it came from),
+     * then err is cleared and the parse goes on with the next line. */
+    struct diag *errs;
+    int *errline;
+    int maxerrs, nerrs, more;
+    unsigned char *bad;            /* [SCN_MAX_LINES + 2]: lines that had an error */
+    char **poison;                 /* names a failed line would have defined */
+    size_t npoison, cap_poison;
+    int skip_block;                /* a workflow line failed: its handler lines are skipped */
+    int block_bad;                 /* a handler line of the open workflow failed */
 };
 
 /* --- messages ------------------------------------------------------------------ */
@@ -241,7 +259,9 @@ int scn__close_workflow(struct parser *p);
 int scn__parse_set(struct parser *p, const struct line *L);
 int scn__parse_variant(struct parser *p, const struct line *L);
 int scn__parse_expect(struct parser *p, const struct line *L);
-/* Pass 3 for REF_EXPECT_POLICY and REF_SET: a variant, or an error. */
+int scn__parse_sweep(struct parser *p, const struct line *L);
+/* Pass 3 for REF_EXPECT_POLICY, REF_SET and REF_SWEEP: a variant, or an
+ * error. */
 int scn__resolve_policy_ref(struct parser *p, const struct ref *r);
 /* scenario_change.c */
 int scn__parse_toggle(struct parser *p, const struct line *L, int enable);

@@ -1,5 +1,5 @@
-/* scenario_policy.c: `set`, `variant` and `expect`, the lines that name
- * policies, their parameters and metrics.
+/* scenario_policy.c: `set`, `variant`, `sweep` and `expect`, the lines
+ * that name policies, their parameters and metrics.
  *
  * The parser knows none of these names itself: it asks the callbacks the
  * caller passed in (struct scenario_refs in scenario.h; p->ext, never NULL).
@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "sim/suggest.h"
 #include "sim/util.h"
 
 /* --- policies: set, variant, expect --------------------------------------------------- */
@@ -50,18 +51,31 @@ static int check_param(struct parser *p, const char *base, const struct param_kv
  * the valid names, unless policies are not checked. */
 static int unknown_policy(struct parser *p, int line, int col, const char *name)
 {
-    char m[512], vs[256];
+    char m[512], vs[256], sugg[SUGGEST_MAX_LEN + 32] = "";
     size_t o = 0;
     if (!p->ext->policy)
         return 0;
     m[0] = 0;
     p->ext->policy(p->ext->ctx, name, m, sizeof m);
+    /* The callback may suggest a registered policy; else a variant may be
+     * what was meant.  The suggestion goes last either way. */
+    char *had = strstr(m, "; did you mean");
+    struct suggest sg;
+    suggest_init(&sg, name);
+    if (had) {
+        snprintf(sugg, sizeof sugg, "%s", had);
+        *had = 0;
+    }
     vs[0] = 0;
-    for (uint16_t i = 0; i < p->s->nvariants && o < sizeof vs; i++)
+    for (uint16_t i = 0; i < p->s->nvariants && o < sizeof vs; i++) {
         o += (size_t)snprintf(vs + o, sizeof vs - o, "%s%s", i ? ", " : "", p->s->variants[i].name);
+        suggest_add(&sg, p->s->variants[i].name);
+    }
+    if (!had)
+        suggest_append(&sg, sugg, sizeof sugg);
     if (p->s->nvariants)
-        return perr(p, line, col, "%s; variants: %s", m, vs);
-    return perr(p, line, col, "%s", m);
+        return perr(p, line, col, "%s; variants: %s%s", m, vs, sugg);
+    return perr(p, line, col, "%s%s", m, sugg);
 }
 
 /* Splits "key=value" (both non-empty) at token t starting at byte off. */
@@ -406,6 +420,99 @@ int scn__parse_expect(struct parser *p, const struct line *L)
     return expect_value(p, L, i, e, &mi, known);
 }
 
+/* --- sweep ----------------------------------------------------------------------------- */
+
+/* Checks each value of sweep axis w against policy base (registered, or a
+ * variant's base); the error points at the value, or at the key when the
+ * policy has no such key. */
+static int check_sweep_values(struct parser *p, const char *base, const struct sweep_def *w)
+{
+    if (!p->ext->param)
+        return 0;
+    int col = w->col + (int)strlen(w->policy) + 1 + (int)strlen(w->key) + 1;
+    for (uint16_t i = 0; i < w->nvalues; i++) {
+        char m[512];
+        int rc = p->ext->param(p->ext->ctx, base, w->key, w->values[i], m, sizeof m);
+        if (rc == SCN_REF_UNKNOWN)
+            return perr(p, w->line, w->col + (int)strlen(w->policy) + 1, "%s", m);
+        if (rc != SCN_REF_OK)
+            return perr(p, w->line, col, "%s", m);
+        col += (int)strlen(w->values[i]) + 1;
+    }
+    return 0;
+}
+
+/* Splits "V1,V2,..." (at text, column col) into w's values. */
+static int sweep_values(struct parser *p, int line, int col, const char *text, struct sweep_def *w)
+{
+    for (const char *c = text;;) {
+        const char *comma = strchr(c, ',');
+        size_t len = comma ? (size_t)(comma - c) : strlen(c);
+        int vcol = col + (int)(c - text);
+        if (len == 0)
+            return perr(p, line, vcol, "empty value in a sweep (write V1,V2,...)");
+        if (w->nvalues >= SCN_MAX_SWEEP_VALUES)
+            return perr(p, line, vcol, "too many values in one sweep (limit %d)", SCN_MAX_SWEEP_VALUES);
+        char *v = xmalloc(len + 1);
+        memcpy(v, c, len);
+        v[len] = 0;
+        w->values = xrealloc(w->values, ((size_t)w->nvalues + 1) * sizeof *w->values);
+        w->values[w->nvalues++] = v;
+        for (uint16_t k = 0; k + 1 < w->nvalues; k++)
+            if (!strcmp(w->values[k], v))
+                return perr(p, line, vcol, "sweep value '%s' is given twice", q(p, v));
+        if (!comma)
+            return 0;
+        c = comma + 1;
+    }
+}
+
+/* `sweep POLICY.KEY=V1,V2,...`: one axis of a parameter study. */
+int scn__parse_sweep(struct parser *p, const struct line *L)
+{
+    struct scenario *s = p->s;
+    if (need(p, L, 0, 1, "POLICY.KEY=V1,V2,...") || trailing(p, L, 2, "sweep"))
+        return -1;
+    const struct tok *t = &L->tok[1];
+    const char *dot = strchr(t->s, '.'), *eq = strchr(t->s, '=');
+    int col = t->col + (t->quoted ? 1 : 0);
+    if (!dot || !eq || eq < dot || eq == dot + 1)
+        return perr(p, L->no, t->col, "bad sweep '%s' (expected POLICY.KEY=V1,V2,...)", q(p, t->s));
+    if (!eq[1])
+        return perr(p, L->no, col + (int)(eq - t->s) + 1, "missing values in '%s'", q(p, t->s));
+    char pol[SCN_MAX_LINE + 1], key[SCN_MAX_LINE + 1];
+    snprintf(pol, sizeof pol, "%.*s", (int)(dot - t->s), t->s);
+    snprintf(key, sizeof key, "%.*s", (int)(eq - dot - 1), dot + 1);
+    if (scn__check_name(p, L->no, col, pol, "policy"))
+        return -1;
+    for (uint16_t i = 0; i < s->nsweeps; i++)
+        if (!strcmp(s->sweeps[i].policy, pol) && !strcmp(s->sweeps[i].key, key))
+            return perr(p, L->no, t->col, "'%s.%s' is swept twice (first at line %d)", q(p, pol), q(p, key),
+                        s->sweeps[i].line);
+    if (s->nsweeps >= SCN_MAX_SWEEP_AXES)
+        return perr(p, L->no, t->col, "too many sweep lines (limit %d)", SCN_MAX_SWEEP_AXES);
+    s->sweeps = xgrow(s->sweeps, sizeof *s->sweeps, &p->cap_sweeps, (size_t)s->nsweeps + 1);
+    struct sweep_def *w = &s->sweeps[s->nsweeps++];
+    memset(w, 0, sizeof *w);
+    w->policy = xstrdup(pol);
+    w->key = xstrdup(key);
+    w->line = L->no;
+    w->col = col;
+    if (sweep_values(p, L->no, col + (int)(eq - t->s) + 1, eq + 1, w))
+        return -1;
+    uint64_t points = 1;
+    for (uint16_t i = 0; i < s->nsweeps && points <= SCN_MAX_SWEEP_POINTS; i++)
+        points *= s->sweeps[i].nvalues;
+    if (points > SCN_MAX_SWEEP_POINTS)
+        return perr(p, L->no, t->col, "the sweeps have more than %d points in all (the product of their values)",
+                    SCN_MAX_SWEEP_POINTS);
+    char m[512];
+    if (is_registered(p, pol, m, sizeof m))
+        return check_sweep_values(p, pol, w);
+    scn__add_ref(p, REF_SWEEP, L->no, col, pol, s->nsweeps - 1u, 0);
+    return 0;
+}
+
 /* --- pass 3 ------------------------------------------------------------------------ */
 
 int scn__resolve_policy_ref(struct parser *p, const struct ref *r)
@@ -416,5 +523,7 @@ int scn__resolve_policy_ref(struct parser *p, const struct ref *r)
         return unknown_policy(p, r->line, r->col, r->name);
     if (r->kind == REF_EXPECT_POLICY)
         return 0;
+    if (r->kind == REF_SWEEP)
+        return check_sweep_values(p, s->variants[v].base, &s->sweeps[r->a]);
     return check_param(p, s->variants[v].base, &s->sets[r->a].kv[r->b]);
 }

@@ -19,6 +19,7 @@
  * Invariant: outside store_write_run the connection has no open transaction
  * and every prepared statement is reset with no bindings. */
 #include "sim/store.h"
+#include "sim/store_int.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -147,12 +148,23 @@ static const char schema_sql[] =
     "           m.handler, m.name, m.value\n"
     "    FROM runs AS r JOIN metrics AS m USING (run_id);\n";
 
+/* Added in version 3 (and to a version 2 file when it is opened for
+ * writing): where a run stands in the job list of its sweep. */
+static const char run_plan_sql[] =
+    "CREATE TABLE run_plan (\n"
+    "    run_id INTEGER PRIMARY KEY NOT NULL REFERENCES runs(run_id) ON DELETE CASCADE,\n"
+    "    plan TEXT NOT NULL,\n"
+    "    job INTEGER NOT NULL,\n"
+    "    sweep TEXT NOT NULL\n"
+    ");\n"
+    "CREATE INDEX run_plan_by_job ON run_plan(plan, job);\n";
+
 /* The statements a store keeps prepared.  S_BEGIN .. S_ROLLBACK frame a
  * run; the others insert into the table that stmt_what names (one row
  * each, S_HIST_BATCH excepted). */
 enum stmt_id {
     S_BEGIN, S_COMMIT, S_ROLLBACK,
-    S_RUN, S_TIMING, S_METRIC, S_HIST, S_HIST_BATCH, S_CRASH, S_EXPECT, S_TRACE,
+    S_RUN, S_TIMING, S_METRIC, S_HIST, S_HIST_BATCH, S_CRASH, S_EXPECT, S_TRACE, S_PLAN,
     S_COUNT
 };
 
@@ -193,6 +205,7 @@ static const char *const stmt_sql[S_COUNT] = {
                 " VALUES(:run_id, :seq, :t_us, :kind, :handler, :run, :reason, :taken, :due_us, :wake_us,"
                 " :resume, :phase, :outcome, :fail, :item, :key, :cause, :topic, :result, :ok, :target,"
                 " :target_index, :workflow, :tag, :arg, :ticker, :count, :note)",
+    [S_PLAN] = "INSERT INTO run_plan(run_id, plan, job, sweep) VALUES(:run_id, :plan, :job, :sweep)",
 };
 
 /* What a failing statement was doing, for the message. */
@@ -208,6 +221,7 @@ static const char *const stmt_what[S_COUNT] = {
     [S_CRASH] = "insert into crashes",
     [S_EXPECT] = "insert into expectations",
     [S_TRACE] = "insert into trace",
+    [S_PLAN] = "insert into run_plan",
 };
 
 /* Room for "workflow.handler" (names are at most SCN_MAX_NAME bytes). */
@@ -347,8 +361,9 @@ static int schema_tables(struct store *st, int *has_meta, int64_t *ntables, char
     return finalize_query(st, q, what, err, n);
 }
 
-/* Reads meta.schema_version and compares it with ours. */
-static int check_version(struct store *st, char *err, size_t n)
+/* Reads meta.schema_version and compares it with ours; *upgrade is set
+ * for a version 2 file, which setup_schema brings to version 3. */
+static int check_version(struct store *st, int *upgrade, char *err, size_t n)
 {
     static const char what[] = "read its schema version";
     sqlite3_stmt *q;
@@ -366,7 +381,8 @@ static int check_version(struct store *st, char *err, size_t n)
         const unsigned char *v = sqlite3_column_text(q, 0);
         char want[16];
         snprintf(want, sizeof want, "%d", STORE_SCHEMA_VERSION);
-        if (!v || strcmp((const char *)v, want) != 0) {
+        *upgrade = v && !strcmp((const char *)v, "2");
+        if (!v || (strcmp((const char *)v, want) != 0 && !*upgrade)) {
             /* Older files are not converted: version 1 kept the trace as
              * text, which cannot be turned into typed columns faithfully. */
             int older = v && atoi((const char *)v) > 0 && atoi((const char *)v) < STORE_SCHEMA_VERSION;
@@ -395,14 +411,20 @@ static int setup_schema(struct store *st, char *err, size_t n)
     if (schema_tables(st, &has_meta, &ntables, err, n) != 0)
         goto rollback;
     if (has_meta) {
-        if (check_version(st, err, n) != 0)
+        int upgrade = 0;
+        if (check_version(st, &upgrade, err, n) != 0)
+            goto rollback;
+        if (upgrade && (exec_sql(st, run_plan_sql, "add the run_plan table (schema version 3)", err, n) != 0 ||
+                        exec_sql(st, "UPDATE meta SET value = '3' WHERE key = 'schema_version'",
+                                 "record the schema version", err, n) != 0))
             goto rollback;
     } else if (ntables > 0) {
         set_err(err, n, "results database '%s' is not a simrun results database (it has tables but no meta table)",
                 st->path);
         goto rollback;
     } else {
-        if (exec_sql(st, schema_sql, "create the schema", err, n) != 0)
+        if (exec_sql(st, schema_sql, "create the schema", err, n) != 0 ||
+            exec_sql(st, run_plan_sql, "create the schema", err, n) != 0)
             goto rollback;
         char sql[96];
         snprintf(sql, sizeof sql, "INSERT INTO meta(key, value) VALUES('schema_version', '%d')",
@@ -956,6 +978,15 @@ static int write_rows(struct store *st, const struct store_run *r, int64_t *run_
         goto out;
     if (r->with_trace && write_trace(st, r->res, id, err, n) != 0)
         goto out;
+    if (r->plan) {
+        sqlite3_stmt *s = st->stmt[S_PLAN];
+        bind_i64(st, s, ":run_id", id);
+        bind_text(st, s, ":plan", r->plan);
+        bind_i64(st, s, ":job", r->job);
+        bind_text(st, s, ":sweep", r->sweep ? r->sweep : "");
+        if (step(st, S_PLAN, err, n) != 0)
+            goto out;
+    }
     *run_id = id;
     ret = 0;
 out:
@@ -991,4 +1022,64 @@ int store_write_run(struct store *st, const struct store_run *r, int64_t *run_id
     }
     *run_id = id;
     return 0;
+}
+
+/* --- what is stored --------------------------------------------------------------- */
+
+void store_run_key(uint64_t scenario_hash, const char *policy, const char *params, uint64_t seed, char *buf, size_t n)
+{
+    snprintf(buf, n, "%016" PRIx64 "\x1f%s\x1f%s\x1f%" PRIu64, scenario_hash, policy, params, seed);
+}
+
+static int cmp_key(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+int store_run_keys(struct store *st, char ***keys, size_t *nkeys, char *versions, size_t vn, char *err, size_t n)
+{
+    static const char what[] = "read its runs";
+    sqlite3_stmt *q;
+    *keys = NULL;
+    *nkeys = 0;
+    versions[0] = 0;
+    if (prepare(st, "SELECT scenario_hash, policy, params, seed, simrun_version FROM runs ORDER BY run_id", what, &q,
+                err, n) != 0)
+        return -1;
+    size_t cap = 0, vo = 0;
+    int rc;
+    while ((rc = step_query(st, q, what, err, n)) == SQLITE_ROW) {
+        const char *h = (const char *)sqlite3_column_text(q, 0), *pol = (const char *)sqlite3_column_text(q, 1),
+                   *par = (const char *)sqlite3_column_text(q, 2), *ver = (const char *)sqlite3_column_text(q, 4);
+        char key[1024];
+        snprintf(key, sizeof key, "%s\x1f%s\x1f%s\x1f%" PRId64, h ? h : "", pol ? pol : "", par ? par : "",
+                 (int64_t)sqlite3_column_int64(q, 3));
+        *keys = xgrow(*keys, sizeof **keys, &cap, *nkeys + 1);
+        (*keys)[(*nkeys)++] = xstrdup(key);
+        /* The distinct versions, in order of appearance. */
+        char tag[80];
+        snprintf(tag, sizeof tag, ",%s,", ver ? ver : "");
+        char have[1024];
+        snprintf(have, sizeof have, ",%s,", versions);
+        if (!strstr(have, tag) && vo < vn)
+            vo += (size_t)snprintf(versions + vo, vn - vo, "%s%s", vo ? "," : "", ver ? ver : "");
+    }
+    if (rc < 0) {
+        for (size_t i = 0; i < *nkeys; i++)
+            free((*keys)[i]);
+        free(*keys);
+        *keys = NULL;
+        *nkeys = 0;
+        return -1;
+    }
+    if (finalize_query(st, q, what, err, n) != 0)
+        return -1;
+    if (*nkeys)
+        qsort(*keys, *nkeys, sizeof **keys, cmp_key);
+    return 0;
+}
+
+sqlite3 *store__db(struct store *st)
+{
+    return st->db;
 }

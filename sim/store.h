@@ -17,8 +17,12 @@
 #include "sim/sim.h"
 
 /* 2: the trace table has one column per field of struct trace_rec
- * (version 1 had its text in one column, detail). */
-#define STORE_SCHEMA_VERSION 2
+ * (version 1 had its text in one column, detail).
+ * 3: table run_plan, where a run stands in the job list of the sweep that
+ * made it (its parameter-study point, for merges and reports); a version 2
+ * file is upgraded in place when opened for writing (the table is added,
+ * nothing else changes). */
+#define STORE_SCHEMA_VERSION 3
 
 struct store;
 
@@ -41,6 +45,10 @@ struct store_run {
     const struct expect_outcome *expects;
     uint32_t nexpects;
     int with_trace;                /* 1: write res->trace into the trace table */
+    /* Where the run stands in its sweep (a run_plan row); plan NULL: none. */
+    const char *plan;              /* the sweep's identity: a hash of its whole job list, hex */
+    int64_t job;                   /* its index in that list, from 0 */
+    const char *sweep;             /* its parameter-study point, "period=10s,x=2"; "" none */
 };
 
 /* store_open's return when the file cannot be written (read-only, locked
@@ -58,5 +66,54 @@ void store_close(struct store *st);
  * written, so a failure here is a write fault (read-only, locked, full,
  * an I/O error, a file-size limit). */
 int store_write_run(struct store *st, const struct store_run *r, int64_t *run_id, char *err, size_t n);
+
+/* --- a dedicated writer ------------------------------------------------------------------------
+ * A thread that owns the store while it runs and writes the runs handed to
+ * it, in the order they came, each in its own transaction, so that the
+ * caller simulates while the database waits for the disk (a commit syncs).
+ * Start it after any fork (a sweep forks its workers first), use the store
+ * only through it until store_writer_finish, and hand runs over from one
+ * thread. */
+struct store_writer;
+
+/* Starts the writer; at most depth runs wait to be written (then
+ * store_writer_put blocks). */
+struct store_writer *store_writer_start(struct store *st, int depth);
+/* Hands one run over.  *r is copied; the result (*res, which r->res must
+ * point to) and the expect outcomes (r->expects, malloc'd) are taken over:
+ * *res is left zeroed, and the writer frees both once written.  r->scn and
+ * the strings are borrowed until store_writer_finish.  0, or -1 with err
+ * when an earlier write failed (that run and every later one are dropped:
+ * the database keeps the runs before it, each whole). */
+int store_writer_put(struct store_writer *w, const struct store_run *r, struct sim_result *res, char *err,
+                     size_t n);
+/* Waits until every run handed over is written, stops the thread and frees
+ * the writer.  0, or -1 with the first error. */
+int store_writer_finish(struct store_writer *w, char *err, size_t n);
+
+/* --- what is stored ----------------------------------------------------------------------------- */
+
+/* The identity of a stored run, for `run --resume`: "HASH\x1fPOLICY\x1f
+ * PARAMS\x1fSEED" (store_run_key), sorted with strcmp.  *versions gets
+ * the distinct simrun versions of the runs, comma-separated (n bytes).
+ * The caller frees each key and the array.  0, or -1 with err. */
+int store_run_keys(struct store *st, char ***keys, size_t *nkeys, char *versions, size_t vn, char *err, size_t n);
+/* The key of a run as store_run_keys writes it (buf: n bytes). */
+void store_run_key(uint64_t scenario_hash, const char *policy, const char *params, uint64_t seed, char *buf, size_t n);
+
+/* Merges the results databases in[0..nin) into out (created if missing),
+ * all in one transaction: nothing is written unless every input can be
+ * merged.  Refused: a file of another schema version, runs of more than
+ * one simrun version (in out and the inputs together), one scenario name
+ * with two scenario hashes (the scenario file differs), and two runs of
+ * the same (scenario hash, policy, params, seed) with different
+ * fingerprints.  A run equal to one already there (that key and the
+ * fingerprint) is skipped.  New runs are numbered in sweep order: runs of
+ * one sweep plan (run_plan) by their job index, so that shards of one sweep
+ * merge into the same run ids as the sweep run on one machine; runs
+ * without a plan keep their input order.  *added and *skipped count runs.
+ * 0, or -1 with err (2-style: bad input). */
+int store_merge(const char *out, const char *const *in, int nin, size_t *added, size_t *skipped, char *err,
+                size_t n);
 
 #endif

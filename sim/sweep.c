@@ -71,6 +71,8 @@ static int sweep_serial(size_t njobs, const struct sweep_opts *o, sweep_job_fn j
                         void *ctx)
 {
     for (size_t i = 0; i < njobs; i++) {
+        if (o->stop && *o->stop)
+            return SWEEP_STOPPED;
         struct sweep_job j;
         job_at(ctx, i, &j);
         struct sweep_out out = {0};
@@ -256,6 +258,10 @@ static _Noreturn void worker_main(int cmd_fd, int res_fd, size_t njobs, const st
                                   sweep_job_fn job_at, void *ctx)
 {
     struct buf b = {0};
+    /* The parent decides what a Ctrl-C, or a SIGTERM sent to the whole
+     * process group (by Slurm, say), stops. */
+    signal(SIGINT, SIG_IGN);
+    signal(SIGTERM, SIG_IGN);
     for (;;) {
         uint64_t job;
         int rc = read_all(cmd_fd, &job, sizeof job);
@@ -425,9 +431,12 @@ static int start_workers(struct pool *p, const struct sweep_opts *o, sweep_job_f
     return 0;
 }
 
-/* Hands a job to every idle worker, within the window.  0, or -1 with err. */
-static int send_jobs(struct pool *p)
+/* Hands a job to every idle worker, within the window (none once a stop
+ * was asked for).  0, or -1 with err. */
+static int send_jobs(struct pool *p, const struct sweep_opts *o)
 {
+    if (o->stop && *o->stop)
+        return 0;
     for (int i = 0; i < p->nw && p->next_send < p->njobs && p->next_send < p->next_out + p->window; i++) {
         if (p->w[i].busy)
             continue;
@@ -547,10 +556,14 @@ static int sweep_parallel(size_t njobs, const struct sweep_opts *o, sweep_job_fn
     if (ret)
         p.failed = 1;
     while (!ret && p.next_out < njobs) {
-        if ((ret = send_jobs(&p)) != 0)
+        if ((ret = send_jobs(&p, o)) != 0)
             break;
         if ((ret = deliver_ready(&p, o, sink, ctx)) != 0 || p.next_out >= njobs)
             break;
+        if (o->stop && *o->stop && p.next_out == p.next_send) {
+            ret = SWEEP_STOPPED; /* every job sent was delivered */
+            break;
+        }
         ret = collect_results(&p);
     }
     for (size_t k = 0; k < p.window; k++)

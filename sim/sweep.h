@@ -21,6 +21,7 @@
 #ifndef SIM_SWEEP_H
 #define SIM_SWEEP_H
 
+#include <signal.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -29,6 +30,9 @@
 
 #define SWEEP_MAX_WORKERS 256
 #define SWEEP_WINDOW_PER_WORKER 4
+/* What sweep_run returns when *stop was set (the shell's status for an
+ * interrupted command). */
+#define SWEEP_STOPPED 130
 
 /* One simulation.  Everything it points to is borrowed from the caller and
  * must stay valid (and unchanged) for the whole sweep. */
@@ -46,6 +50,13 @@ struct sweep_opts {
     uint64_t max_memory;           /* each simulation's budget; 0: the engine's default */
     int keep_trace;                /* collect trace records in each result */
     FILE *trace;                   /* the text trace of every run, in job order; NULL none */
+    /* A flag a signal handler sets (NULL: none).  Once it is non-zero no
+     * job is started; the jobs under way finish and are delivered (those
+     * before them too, so what was delivered is a prefix of the job list),
+     * then sweep_run returns SWEEP_STOPPED.  Workers ignore SIGINT and
+     * SIGTERM, so a Ctrl-C on the terminal or a SIGTERM to the process
+     * group reaches the parent only, which decides. */
+    volatile sig_atomic_t *stop;
 };
 
 /* A finished job as the sink sees it.  The sweep frees it when the sink
@@ -63,8 +74,9 @@ typedef void (*sweep_job_fn)(void *ctx, size_t i, struct sweep_job *out);
 typedef int (*sweep_sink_fn)(void *ctx, size_t i, struct sweep_out *out);
 
 /* Runs njobs jobs.  Returns 0 when every job was delivered, the sink's
- * value if it stopped the sweep, or -1 with err when a worker could not be
- * started or failed (every worker is waited for before returning). */
+ * value if it stopped the sweep, SWEEP_STOPPED after a stop, or -1 with
+ * err when a worker could not be started or failed (every worker is waited
+ * for before returning). */
 int sweep_run(size_t njobs, const struct sweep_opts *o, sweep_job_fn job_at, sweep_sink_fn sink, void *ctx,
               char *err, size_t n);
 

@@ -27,6 +27,7 @@
 
 #include "reports/report.h"
 #include "sim/cli.h"
+#include "sim/refs.h"
 #include "tests/expect.h"
 
 /* --- helpers ----------------------------------------------------------------------------------- */
@@ -328,6 +329,70 @@ static void test_parse_errors(void **state)
     EXPECT_I64(cli_parse(&cli_cmd_report, 1, rep2, &ro), 2, "report takes no arguments");
 }
 
+
+/* --- the job list of simrun run (sim/cli_plan.c) --------------------------------------------------- */
+
+static struct scenario *plan_scenario(const char *text)
+{
+    struct scenario *s;
+    struct diag d;
+    if (scenario_parse_buf_ex("plan.scn", text, strlen(text), &refs_builtin, &s, &d) != 0)
+        fail_msg("plan.scn: %d:%d: %s", d.line, d.col, d.msg);
+    return s;
+}
+
+/* Columns (labels x points, the first axis slowest), the numbering of the
+ * full list, shards, and the plan's identity. */
+static void test_plan(void **state)
+{
+    static const char text[] = "horizon 1h\nworkflow w\n  producer p every 10m runs 1s\n"
+                               "sweep poll.period=30s,2m\n";
+    struct scenario *scn[1] = {plan_scenario(text)};
+    char *argv[] = {"plan.scn", "-p", "oracle,poll", "--seeds", "1..3", "--sweep", "poll.period=10s,1m,5m"};
+    struct cli_opts o = {.format = "table"};
+    EXPECT_I64(cli_parse(&cli_cmd_run, 7, argv, &o), 0, "parse");
+    struct cli_plan pl = {0};
+    EXPECT_I64(cli_plan_make(&o, scn, &pl), 0, "plan");
+    EXPECT_I64(pl.ncols[0], 4, "oracle and three points (--sweep replaces the line)");
+    EXPECT_STR(pl.cols[0][1].title, "poll[period=10s]", "title");
+    EXPECT_STR(pl.cols[0][2].point, "period=1m", "point");
+    EXPECT_STR(pl.cols[0][2].t.params_text, "", "the default is no parameter");
+    EXPECT_I64(pl.nfull, 12, "columns x seeds");
+    int k, c;
+    uint64_t seed;
+    cli_plan_at(&pl, 7, &k, &c, &seed);
+    EXPECT_I64(c, 2, "job 7: column");
+    EXPECT_U64(seed, 2, "job 7: seed");
+    char hash[17];
+    snprintf(hash, sizeof hash, "%s", pl.hash);
+    EXPECT_I64(cli_plan_select(&pl, &o, scn, NULL), 0, "no selection");
+    assert_null(pl.sel);
+    cli_plan_free(&pl);
+
+    char *shard[] = {"--shard", "3/5"};
+    EXPECT_I64(cli_parse(&cli_cmd_run, 2, shard, &o), 0, "--shard");
+    EXPECT_I64(cli_plan_make(&o, scn, &pl), 0, "plan");
+    EXPECT_STR(pl.hash, hash, "a shard has the plan of the whole");
+    EXPECT_I64(cli_plan_select(&pl, &o, scn, NULL), 0, "shard");
+    EXPECT_I64(pl.nsel, 2, "jobs 2 and 7");
+    EXPECT_I64(pl.sel[0], 2, "first");
+    EXPECT_I64(pl.sel[1], 7, "second");
+    cli_plan_free(&pl);
+
+    char *seeds[] = {"--seeds", "1..4"};
+    EXPECT_I64(cli_parse(&cli_cmd_run, 2, seeds, &o), 0, "--seeds");
+    EXPECT_I64(cli_plan_make(&o, scn, &pl), 0, "plan");
+    assert_true(strcmp(pl.hash, hash) != 0);
+    cli_plan_free(&pl);
+    scenario_free(scn[0]);
+
+    struct cli_opts bad = {.format = "table"};
+    char *b1[] = {"--shard", "0/3"}, *b2[] = {"--sweep", "poll.period"}, *b3[] = {"--sweep", "poll.period=1m,"};
+    EXPECT_I64(cli_parse(&cli_cmd_run, 2, b1, &bad), 2, "--shard 0/3");
+    EXPECT_I64(cli_parse(&cli_cmd_run, 2, b2, &bad), 2, "--sweep without values");
+    EXPECT_I64(cli_parse(&cli_cmd_run, 2, b3, &bad), 2, "--sweep with an empty value");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -338,6 +403,7 @@ int main(void)
         cmocka_unit_test(test_tables_are_sound),
         cmocka_unit_test(test_parse_run),
         cmocka_unit_test(test_parse_errors),
+        cmocka_unit_test(test_plan),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -848,7 +848,7 @@ static int fake_metric(void *ctx, const char *name, struct scenario_metric *out,
 static void fake_case(const char *tail, int col, const char *msg)
 {
     struct fake_refs fr = {0};
-    const struct scenario_refs refs = {&fr, fake_policy, fake_param, fake_metric};
+    const struct scenario_refs refs = {&fr, fake_policy, fake_param, fake_metric, NULL};
     char text[512];
     snprintf(text, sizeof text, "%s%s", REFS_BODY, tail);
     struct scenario *s = NULL;
@@ -891,11 +891,40 @@ static void test_refs_fake(void **state)
 static struct rng rng_state = {UINT64_C(0x9e3779b97f4a7c15)};
 static uint64_t next_rand(void) { return rng_next(&rng_state); }
 
+/* Checking every error (scenario_check_all_buf) agrees with the first
+ * error: none for a good file, and the first error among them otherwise;
+ * each with a location and a message. */
+static void check_all_agrees(const char *path, const char *buf, size_t len, int rc, const struct diag *d)
+{
+    struct diag errs[8];
+    int more;
+    int n = scenario_check_all_buf(path, buf, len, &refs_builtin, errs, 8, &more);
+    if (rc == 0) {
+        if (n != 0)
+            fail_msg("%s: parses, but check_all finds %d errors, first %d:%d: %s", path, n, errs[0].line, errs[0].col,
+                     errs[0].msg);
+        return;
+    }
+    assert_true(n >= 1 && n <= 8);
+    int found = 0;
+    for (int i = 0; i < n; i++) {
+        if (errs[i].line < 1 || !errs[i].msg[0])
+            fail_msg("%s: check_all error without a location: %d:%d: %s", path, errs[i].line, errs[i].col,
+                     errs[i].msg);
+        found |= errs[i].line == d->line && errs[i].col == d->col && !strcmp(errs[i].msg, d->msg) &&
+                 !strcmp(errs[i].file, d->file);
+    }
+    if (!found)
+        fail_msg("%s: check_all lacks the first error %d:%d: %s (it has %d:%d: %s)", path, d->line, d->col, d->msg,
+                 errs[0].line, errs[0].col, errs[0].msg);
+}
+
 static void parse_any(const char *path, const char *buf, size_t len)
 {
     struct scenario *s = (struct scenario *)1;
     struct diag d;
     int rc = scenario_parse_buf_ex(path, buf, len, &refs_builtin, &s, &d);
+    check_all_agrees(path, buf, len, rc, &d);
     if (rc == 0) {
         assert_non_null(s);
         scenario_free(s);

@@ -163,7 +163,7 @@ static void q_text(sqlite3 *db, char *buf, size_t n, const char *fmt, ...)
 }
 
 static const char *const all_tables[] = {
-    "runs", "run_timings", "metrics", "histograms", "crashes", "expectations", "trace",
+    "runs", "run_timings", "metrics", "histograms", "crashes", "expectations", "trace", "run_plan",
 };
 #define NTABLES (sizeof all_tables / sizeof all_tables[0])
 
@@ -660,7 +660,9 @@ static void test_write_and_read_back(void **state)
     sqlite3 *db = db_open(t->path);
     char v[64];
     q_text(db, v, sizeof v, "SELECT value FROM meta WHERE key = 'schema_version'");
-    EXPECT_STR(v, "2", "schema_version");
+    char want_v[16];
+    snprintf(want_v, sizeof want_v, "%d", STORE_SCHEMA_VERSION);
+    EXPECT_STR(v, want_v, "schema_version");
     check_run(db, id, f, 1);
     /* The convenience view joins runs and metrics. */
     EXPECT_I64(q_i64(db, "SELECT count(*) FROM run_metrics WHERE run_id = %" PRId64, id),
@@ -763,10 +765,11 @@ static void test_wrong_schema_version(void **state)
     struct tmpdb *t = *state;
     sqlite3 *db = db_open(t->path);
     db_exec(db, "CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT);"
-                "INSERT INTO meta VALUES('schema_version', '3')");
+                "INSERT INTO meta VALUES('schema_version', '99')");
     db_close(db);
     char want[256];
-    snprintf(want, sizeof want, "results database '%s' has schema version 3; this simrun writes version 2", t->path);
+    snprintf(want, sizeof want, "results database '%s' has schema version 99; this simrun writes version %d", t->path,
+             STORE_SCHEMA_VERSION);
     expect_open_fails(t->path, want, 1);
 
     db = db_open(t->path);
@@ -809,9 +812,9 @@ static void test_version_1_file(void **state)
 
     char want[512];
     snprintf(want, sizeof want,
-             "results database '%s' has schema version 1; this simrun writes version 2 and does not convert older "
+             "results database '%s' has schema version 1; this simrun writes version %d and does not convert older "
              "files: write to a new file, or use the simrun that wrote it",
-             t->path);
+             t->path, STORE_SCHEMA_VERSION);
     expect_open_fails(t->path, want, 1);
 
     struct rdb *r;
@@ -829,10 +832,12 @@ static void test_version_1_file(void **state)
 
     /* A newer version is refused by the reader too. */
     sqlite3 *db = db_open(t->path);
-    db_exec(db, "UPDATE meta SET value = '3' WHERE key = 'schema_version'");
+    db_exec(db, "UPDATE meta SET value = '99' WHERE key = 'schema_version'");
     db_close(db);
     assert_int_equal(rdb_open(t->path, &r, err, sizeof err), -1);
-    EXPECT_HAS(err, "has schema version 3; this simrun reads versions 1 to 2", "rdb_open error");
+    char want_r[128];
+    snprintf(want_r, sizeof want_r, "has schema version 99; this simrun reads versions 1 to %d", STORE_SCHEMA_VERSION);
+    EXPECT_HAS(err, want_r, "rdb_open error");
     fx_free(f);
 }
 
@@ -938,6 +943,7 @@ static void test_atomic_on_failure(void **state)
 {
     struct tmpdb *t = *state;
     struct fx *f = fx_new(2, small_nh, 100);
+    f->run.plan = "00000000000000aa"; /* so that run_plan gets a row too */
     struct store *st = open_ok(t->path);
     write_ok(st, &f->run);
     sqlite3 *db = db_open(t->path);
@@ -999,6 +1005,233 @@ static void test_locked_by_other_writer(void **state)
     fx_free(f);
 }
 
+/* --- schema 3: run_plan, the upgrade of version 2 files ------------------------- */
+
+/* A run with its place in a sweep gets a run_plan row; one without, none. */
+static void test_run_plan_rows(void **state)
+{
+    struct tmpdb *t = *state;
+    struct fx *f = fx_new(2, small_nh, 20);
+    struct store *st = open_ok(t->path);
+    int64_t a = write_ok(st, &f->run);
+    f->run.plan = "00000000000000ab";
+    f->run.job = 17;
+    f->run.sweep = "period=10s";
+    int64_t b = write_ok(st, &f->run);
+    store_close(st);
+    sqlite3 *db = db_open(t->path);
+    EXPECT_I64(q_i64(db, "SELECT count(*) FROM run_plan WHERE run_id = %" PRId64, a), 0, "no plan");
+    EXPECT_I64(q_i64(db, "SELECT job FROM run_plan WHERE run_id = %" PRId64, b), 17, "job");
+    char v[64];
+    q_text(db, v, sizeof v, "SELECT plan || ' ' || sweep FROM run_plan WHERE run_id = %" PRId64, b);
+    EXPECT_STR(v, "00000000000000ab period=10s", "plan and sweep");
+    db_close(db);
+    fx_free(f);
+}
+
+/* A version 2 file (no run_plan) is upgraded when opened for writing, and
+ * keeps its runs. */
+static void test_upgrade_from_version_2(void **state)
+{
+    struct tmpdb *t = *state;
+    struct fx *f = fx_new(2, small_nh, 20);
+    struct store *st = open_ok(t->path);
+    int64_t id = write_ok(st, &f->run);
+    store_close(st);
+    sqlite3 *db = db_open(t->path);
+    db_exec(db, "DROP TABLE run_plan; UPDATE meta SET value = '2' WHERE key = 'schema_version'");
+    db_close(db);
+    st = open_ok(t->path);
+    f->run.plan = "1";
+    write_ok(st, &f->run);
+    store_close(st);
+    db = db_open(t->path);
+    char v[16];
+    q_text(db, v, sizeof v, "SELECT value FROM meta WHERE key = 'schema_version'");
+    EXPECT_STR(v, "3", "upgraded");
+    EXPECT_I64(q_i64(db, "SELECT count(*) FROM runs WHERE run_id = %" PRId64, id), 1, "the old run is kept");
+    EXPECT_I64(q_i64(db, "SELECT count(*) FROM run_plan"), 1, "the new run's plan");
+    db_close(db);
+    fx_free(f);
+}
+
+/* --- the dedicated writer -------------------------------------------------------------- */
+
+static void *memdup(const void *p, size_t n)
+{
+    if (!p || !n)
+        return NULL;
+    void *c = xmalloc(n);
+    memcpy(c, p, n);
+    return c;
+}
+
+static void hist_dup(struct hist *h)
+{
+    h->bucket = memdup(h->bucket, HIST_NBUCKETS * sizeof *h->bucket);
+}
+
+/* A deep copy of a result, for the writer to take over and free. */
+static struct sim_result result_dup(const struct sim_result *r)
+{
+    struct sim_result c = *r;
+    c.ck.per_tmpl = memdup(r->ck.per_tmpl, r->ck.ntmpl * sizeof *r->ck.per_tmpl);
+    for (uint32_t k = 0; k < c.ck.ntmpl; k++) {
+        hist_dup(&c.ck.per_tmpl[k].latency);
+        hist_dup(&c.ck.per_tmpl[k].lateness);
+    }
+    hist_dup(&c.ck.total.latency);
+    hist_dup(&c.ck.total.lateness);
+    c.ck.crashes = memdup(r->ck.crashes, r->ck.ncrashes * sizeof *r->ck.crashes);
+    c.trace = memdup(r->trace, r->ntrace * sizeof *r->trace);
+    return c;
+}
+
+/* Runs handed to the writer land in order, with the rows an inline write
+ * makes; the writer takes the result over (and leaves it zeroed). */
+static void test_writer_in_order(void **state)
+{
+    struct tmpdb *t = *state;
+    struct fx *f = fx_new(2, small_nh, 50);
+    struct store *st = open_ok(t->path);
+    int64_t inline_id = write_ok(st, &f->run);
+    struct store_writer *w = store_writer_start(st, 2); /* a small queue: put() must wait */
+    enum { N = 9 };
+    for (int i = 0; i < N; i++) {
+        struct sim_result res = result_dup(&f->res);
+        struct store_run r = f->run;
+        r.res = &res;
+        r.seed = 100 + (uint64_t)i;
+        r.expects = memdup(f->eo, sizeof f->eo);
+        char err[256];
+        if (store_writer_put(w, &r, &res, err, sizeof err) != 0)
+            fail_msg("store_writer_put: %s", err);
+        assert_null(res.ck.per_tmpl);
+    }
+    char err[256] = "";
+    if (store_writer_finish(w, err, sizeof err) != 0)
+        fail_msg("store_writer_finish: %s", err);
+    store_close(st);
+    sqlite3 *db = db_open(t->path);
+    for (int i = 0; i < N; i++)
+        EXPECT_I64(q_i64(db, "SELECT seed FROM runs WHERE run_id = %" PRId64, inline_id + 1 + i), 100 + i, "order");
+    EXPECT_I64(q_i64(db, "SELECT count(*) FROM metrics WHERE run_id = %" PRId64, inline_id + N),
+               q_i64(db, "SELECT count(*) FROM metrics WHERE run_id = %" PRId64, inline_id), "same rows");
+    EXPECT_I64(q_i64(db, "SELECT count(*) FROM expectations WHERE run_id = %" PRId64, inline_id + N), 3, "expects");
+    db_close(db);
+    fx_free(f);
+}
+
+/* A failed write stops the writer: later runs are refused (and freed), the
+ * error comes back, and the runs before it are whole. */
+static void test_writer_failure(void **state)
+{
+    struct tmpdb *t = *state;
+    struct fx *f = fx_new(2, small_nh, 20);
+    struct store *st = open_ok(t->path);
+    struct store_writer *w = store_writer_start(st, 4);
+    char err[256] = "";
+    int refused = 0;
+    for (int i = 0; i < 6; i++) {
+        struct sim_result res = result_dup(&f->res);
+        struct store_run r = f->run;
+        r.res = &res;
+        r.seed = i == 2 ? UINT64_MAX : (uint64_t)i; /* too large for the database */
+        r.expects = NULL;
+        r.nexpects = 0;
+        refused += store_writer_put(w, &r, &res, err, sizeof err) != 0;
+        if (i == 2)
+            usleep(200000); /* let it fail before the next ones */
+    }
+    assert_true(refused >= 1);
+    EXPECT_HAS(err, "too large for the results database", "the error");
+    assert_int_equal(store_writer_finish(w, err, sizeof err), -1);
+    store_close(st);
+    sqlite3 *db = db_open(t->path);
+    EXPECT_I64(q_i64(db, "SELECT count(*) FROM runs"), 2, "the runs before the failure");
+    db_close(db);
+    fx_free(f);
+}
+
+/* --- what is stored, and merging ---------------------------------------------------------- */
+
+static void test_run_keys(void **state)
+{
+    struct tmpdb *t = *state;
+    struct fx *f = fx_new(2, small_nh, 20);
+    struct store *st = open_ok(t->path);
+    f->run.seed = 9;
+    write_ok(st, &f->run);
+    f->run.seed = 3;
+    write_ok(st, &f->run);
+    char **keys, versions[64], err[256];
+    size_t n;
+    assert_int_equal(store_run_keys(st, &keys, &n, versions, sizeof versions, err, sizeof err), 0);
+    assert_int_equal(n, 2);
+    char want[256];
+    store_run_key(f->scn.hash, f->run.policy, f->run.params, 3, want, sizeof want);
+    EXPECT_STR(keys[0], want, "sorted: seed 3 first");
+    EXPECT_STR(versions, "0.1.0-test", "versions");
+    for (size_t i = 0; i < n; i++)
+        free(keys[i]);
+    free(keys);
+    store_close(st);
+    fx_free(f);
+}
+
+/* Two files with the runs of one plan, interleaved: merged by job index,
+ * duplicates skipped; a conflicting fingerprint refused with nothing
+ * written. */
+static void test_merge(void **state)
+{
+    struct tmpdb *t = *state;
+    struct tmpdb a, b;
+    tmpdb_make(&a);
+    tmpdb_make(&b);
+    struct fx *f = fx_new(2, small_nh, 20);
+    f->run.plan = "00000000000000aa";
+    struct store *sa = open_ok(a.path), *sb = open_ok(b.path);
+    for (int j = 0; j < 6; j++) {
+        f->run.job = j;
+        f->run.seed = (uint64_t)j;
+        write_ok(j % 2 ? sb : sa, &f->run);
+    }
+    f->run.job = 0; /* b also has job 0: a duplicate */
+    f->run.seed = 0;
+    write_ok(sb, &f->run);
+    store_close(sa);
+    store_close(sb);
+    const char *in[] = {b.path, a.path};
+    size_t added, skipped;
+    char err[512] = "";
+    if (store_merge(t->path, in, 2, &added, &skipped, err, sizeof err) != 0)
+        fail_msg("store_merge: %s", err);
+    EXPECT_I64(added, 6, "added");
+    EXPECT_I64(skipped, 1, "skipped");
+    sqlite3 *db = db_open(t->path);
+    for (int j = 0; j < 6; j++)
+        EXPECT_I64(q_i64(db, "SELECT seed FROM runs WHERE run_id = %d", j + 1), j, "job order");
+    EXPECT_I64(q_i64(db, "SELECT count(*) FROM trace WHERE run_id = 6"), (int64_t)f->res.ntrace, "child rows");
+    int64_t before = total_rows(db);
+    db_exec(db, "CREATE TEMP TABLE x AS SELECT 1");
+    db_close(db);
+    /* A different fingerprint for the same run: refused, nothing added. */
+    f->res.fingerprint ^= 1;
+    sa = open_ok(a.path);
+    f->run.seed = 4;
+    write_ok(sa, &f->run);
+    store_close(sa);
+    const char *in2[] = {a.path};
+    assert_int_equal(store_merge(t->path, in2, 1, &added, &skipped, err, sizeof err), -1);
+    EXPECT_HAS(err, "has fingerprint", "conflict");
+    db = db_open(t->path);
+    EXPECT_I64(total_rows(db), before, "nothing written");
+    db_close(db);
+    tmpdb_remove(&a);
+    tmpdb_remove(&b);
+    fx_free(f);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1014,6 +1247,12 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_seed_range, tmpdb_setup, tmpdb_teardown),
         cmocka_unit_test_setup_teardown(test_atomic_on_failure, tmpdb_setup, tmpdb_teardown),
         cmocka_unit_test_setup_teardown(test_locked_by_other_writer, tmpdb_setup, tmpdb_teardown),
+        cmocka_unit_test_setup_teardown(test_run_plan_rows, tmpdb_setup, tmpdb_teardown),
+        cmocka_unit_test_setup_teardown(test_upgrade_from_version_2, tmpdb_setup, tmpdb_teardown),
+        cmocka_unit_test_setup_teardown(test_writer_in_order, tmpdb_setup, tmpdb_teardown),
+        cmocka_unit_test_setup_teardown(test_writer_failure, tmpdb_setup, tmpdb_teardown),
+        cmocka_unit_test_setup_teardown(test_run_keys, tmpdb_setup, tmpdb_teardown),
+        cmocka_unit_test_setup_teardown(test_merge, tmpdb_setup, tmpdb_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -12,7 +12,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     struct scenario *s = NULL;
     struct diag d;
     memset(&d, 0, sizeof d);
-    if (scenario_parse_buf_ex("fuzz.scn", (const char *)data, size, &refs_builtin, &s, &d) == 0) {
+    /* A `plugin` line loads code: never from fuzzed input. */
+    struct scenario_refs refs = refs_builtin;
+    refs.plugin = NULL;
+    /* Checking every error must not crash either. */
+    struct diag errs[8];
+    int more;
+    FUZZ_CHECK(scenario_check_all_buf("fuzz.scn", (const char *)data, size, &refs, errs, 8, &more) >= 0);
+    if (scenario_parse_buf_ex("fuzz.scn", (const char *)data, size, &refs, &s, &d) == 0) {
         FUZZ_CHECK(s != NULL);
         FUZZ_CHECK(s->horizon_us > 0);
         scenario_free(s);
