@@ -128,9 +128,11 @@ deps:
 # FUZZ_SECONDS each, starting from its corpus in tests/fuzz/corpus/ and
 # writing what it finds to build/fuzz/corpus/ (see tests/fuzz/README.md).
 FUZZ_LIB_OBJ = $(LIB_SRC:%.c=build/fuzz/%.o)
+# Kept between runs: make would delete them as intermediate files.
+.SECONDARY: $(LIB_SRC:%.c=build/fuzz/%.o)
 build/fuzz/%.o: %.c
 	@mkdir -p $(dir $@)
-	$(FUZZ_CC) $(FUZZ_FLAGS) -fsanitize=fuzzer-no-link -c -o $@ $<
+	$(FUZZ_CC) $(FUZZ_FLAGS) -fsanitize=fuzzer-no-link -MMD -MP -c -o $@ $<
 build/fuzz/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/fuzz.h $(FUZZ_LIB_OBJ)
 	$(FUZZ_CC) $(FUZZ_FLAGS) -fsanitize=fuzzer -o $@ $< $(FUZZ_LIB_OBJ) $(LIBS)
 fuzz: $(FUZZ_SRC:tests/fuzz/%.c=build/fuzz/%)
@@ -182,4 +184,4 @@ uninstall:
 clean:
 	rm -rf build simrun
 
--include $(LIB_OBJ:.o=.d) $(B)/sim/main.d
+-include $(LIB_OBJ:.o=.d) $(B)/sim/main.d $(wildcard build/fuzz/*/*.d)

@@ -91,6 +91,7 @@ struct policy {
     uint64_t nrunning;             /* active runs in all */
     uint32_t *wait_head;           /* [ninst] schedules due but at capacity, NO_HANDLER-terminated */
     uint32_t *wait_next;           /* [nh] */
+    uint8_t *waiting;              /* [nh] on its instance's wait list */
     uint32_t *due;                 /* [nh] scratch for one check */
     int ticker;
     int stopping;                  /* a graceful stop began (on_stop): the loop is stopped */
@@ -191,6 +192,8 @@ static int64_t next_trigger(struct policy *p, uint32_t h, int64_t start_us, int6
 {
     const struct isched *s = &p->d->s[h];
     int64_t base = p->anchor == ANCHOR_START ? start_us : now_us;
+    if (p->role[h] == ROLE_SKIP)
+        return SIM_NEVER; /* changed to a cron schedule under cron=skip: never triggered again */
     if (p->role[h] == ROLE_CALENDAR)
         return sim_sched_next(p->sim, h, base, 0);
     int64_t iv = sched_interval(p, h);
@@ -326,8 +329,12 @@ static void check(struct policy *p, int64_t now_us)
     for (uint32_t i = 0; i < n; i++) {
         uint32_t h = p->due[i], inst = p->t->h_inst[h];
         if (p->running[inst] >= p->max_concurrent) {
-            p->wait_next[h] = p->wait_head[inst];
-            p->wait_head[inst] = h;
+            /* once: a schedule change while it waits puts it in the index again */
+            if (!p->waiting[h]) {
+                p->waiting[h] = 1;
+                p->wait_next[h] = p->wait_head[inst];
+                p->wait_head[inst] = h;
+            }
             continue;
         }
         fire(p, h, reason_of(p, h), now_us);
@@ -361,6 +368,7 @@ static struct policy *interval_create(struct sim *sim, void *durable, const stru
     p->running = xcalloc(ni ? ni : 1, sizeof *p->running);
     p->wait_head = xmalloc(sizeof *p->wait_head * (ni ? ni : 1));
     p->wait_next = xmalloc(sizeof *p->wait_next * (nh ? nh : 1));
+    p->waiting = xcalloc(nh ? nh : 1, 1);
     p->due = xmalloc(sizeof *p->due * (nh ? nh : 1));
     for (uint32_t i = 0; i < ni; i++)
         p->wait_head[i] = NO_HANDLER;
@@ -392,6 +400,7 @@ static void interval_destroy(struct policy *p)
     free(p->running);
     free(p->wait_head);
     free(p->wait_next);
+    free(p->waiting);
     free(p->due);
     free(p);
 }
@@ -449,6 +458,7 @@ static void interval_on_run_end(struct policy *p, const struct run_result *r, in
     ix_put(p, h);
     for (uint32_t w = p->wait_head[inst], next; w != NO_HANDLER; w = next) {
         next = p->wait_next[w];
+        p->waiting[w] = 0;
         ix_put(p, w);
     }
     p->wait_head[inst] = NO_HANDLER;

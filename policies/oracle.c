@@ -10,14 +10,18 @@
  * uncommitted at once (its per-producer progress is durable), so it loses
  * nothing.
  *
- * A run that a crash interrupted after its mutation took effect, or that
- * was itself resumed after one (it starts past the mutation), is resumed at
- * emitting (the engine's resume_of), so the ideal never applies a mutation
- * twice, however many crashes cut it.
+ * A run that a crash interrupted, or a graceful stop cut off, after its
+ * mutation took effect, or that was itself resumed after one (it starts
+ * past the mutation), is resumed at emitting (the engine's resume_of), so
+ * the ideal never applies a mutation twice, however many crashes cut it; a
+ * restart looks at every run that was active at the crash, since a
+ * producer's runs may overlap (each run is held while active, for that).
  *
  * Durable: per producer, the last nominal due whose run committed; per
- * handler, its latest run.  Volatile: one pending timer per handler. */
+ * handler, its latest run; the runs active.  Volatile: one pending timer
+ * per handler. */
 #include <stdlib.h>
+#include <string.h>
 
 #include "sim/policy_api.h"
 #include "sim/util.h"
@@ -33,6 +37,8 @@ struct oracle_h {
 
 struct oracle_durable {
     struct oracle_h *h;            /* [nh] */
+    uint64_t *held;                /* runs started and not yet ended through on_run_end, held */
+    size_t nheld, held_cap;
 };
 
 struct policy {
@@ -41,6 +47,34 @@ struct policy {
     sim_timer *timer;              /* [nh] */
     const struct sim_topo *t;
 };
+
+/* Starts a run of h, its latest, and holds its record until on_run_end:
+ * a crash or a stop's cut-off ends it without on_run_end, and the restart
+ * must find it (resume_cut_runs). */
+static void start_run(struct policy *p, const struct run_req *rq)
+{
+    struct oracle_durable *d = p->d;
+    uint64_t id = sim_run_start(p->sim, rq);
+    d->h[rq->handler].last_run = id;
+    if (!id)
+        return;
+    sim_run_hold(p->sim, id);
+    d->held = sim_dgrow(p->sim, d->held, sizeof *d->held, &d->held_cap, d->nheld + 1);
+    d->held[d->nheld++] = id;
+}
+
+static void unhold(struct policy *p, size_t i)
+{
+    struct oracle_durable *d = p->d;
+    sim_run_release(p->sim, d->held[i]);
+    d->held[i] = d->held[--d->nheld];
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return (x > y) - (x < y);
+}
 
 static void consumer_eval(struct policy *p, uint32_t h, int64_t now_us)
 {
@@ -55,7 +89,7 @@ static void consumer_eval(struct policy *p, uint32_t h, int64_t now_us)
         struct run_req rq = RUN_REQ_INIT;
         rq.handler = h;
         rq.reason = REASON_EVENT;
-        p->d->h[h].last_run = sim_run_start(p->sim, &rq);
+        start_run(p, &rq);
         return;
     }
     p->timer[h] = sim_timer_at(p->sim, due, T_CONSUMER, h);
@@ -67,28 +101,39 @@ static void producer_fire(struct policy *p, uint32_t h, int64_t due_us, enum run
     rq.handler = h;
     rq.reason = why;
     rq.due_us = due_us;
-    p->d->h[h].last_run = sim_run_start(p->sim, &rq);
+    start_run(p, &rq);
 }
 
-/* After a restart: resumes h's run if a crash cut it after its mutation
- * (a resumed run is always past it).
- * Returns 1 if it started one. */
-static int resume_cut_run(struct policy *p, uint32_t h)
+/* After a restart: resumes every run that the crash (or a graceful stop's
+ * cut-off) ended after its mutation took effect, in the order they
+ * started -- several of one producer when its runs overlapped; resumed[h]
+ * is set for the handlers that resumed one.  Every other run held is
+ * released. */
+static void resume_cut_runs(struct policy *p, uint8_t *resumed)
 {
-    uint64_t last = p->d->h[h].last_run;
-    if (!last)
-        return 0;
-    struct sim_run_info ri;
-    sim_run_get(p->sim, last, &ri);
-    if (ri.active || ri.outcome != OUT_CRASHED || !(ri.mutation_applied || ri.resume_of))
-        return 0;
-    struct run_req rq = RUN_REQ_INIT;
-    rq.handler = h;
-    rq.reason = REASON_RECOVER;
-    rq.resume_of = last;
-    rq.due_us = ri.due_us;
-    p->d->h[h].last_run = sim_run_start(p->sim, &rq);
-    return 1;
+    struct oracle_durable *d = p->d;
+    size_t n = d->nheld;
+    uint64_t *cut = xmalloc((n ? n : 1) * sizeof *cut);
+    if (n) /* held is NULL before the first run */
+        memcpy(cut, d->held, n * sizeof *cut);
+    qsort(cut, n, sizeof *cut, cmp_u64);
+    d->nheld = 0; /* each hold is released below, after its last read */
+    for (size_t i = 0; i < n; i++) {
+        struct sim_run_info ri;
+        sim_run_get(p->sim, cut[i], &ri);
+        int cut = !ri.active && (ri.outcome == OUT_CRASHED || ri.outcome == OUT_CUTOFF);
+        if (cut && (ri.mutation_applied || ri.resume_of)) { /* a resumed run starts past its mutation */
+            struct run_req rq = RUN_REQ_INIT;
+            rq.handler = ri.handler;
+            rq.reason = REASON_RECOVER;
+            rq.resume_of = cut[i];
+            rq.due_us = ri.due_us;
+            start_run(p, &rq);
+            resumed[ri.handler] = 1;
+        }
+        sim_run_release(p->sim, cut[i]);
+    }
+    free(cut);
 }
 
 static void producer_arm(struct policy *p, uint32_t h, int64_t now_us)
@@ -125,8 +170,11 @@ static void oracle_destroy(struct policy *p)
 
 static void oracle_start(struct policy *p, int restart, int64_t now_us)
 {
+    uint8_t *resumed_h = xcalloc(p->t->nh ? p->t->nh : 1, 1);
+    if (restart)
+        resume_cut_runs(p, resumed_h);
     for (uint32_t h = 0; h < p->t->nh; h++) {
-        int resumed = restart && resume_cut_run(p, h);
+        int resumed = resumed_h[h];
         if (p->t->h_kind[h] == H_CONSUMER) {
             if (!resumed)
                 consumer_eval(p, h, now_us);
@@ -145,6 +193,7 @@ static void oracle_start(struct policy *p, int restart, int64_t now_us)
         }
         producer_arm(p, h, now_us);
     }
+    free(resumed_h);
 }
 
 static void oracle_on_publish(struct policy *p, uint32_t h, uint64_t item, int64_t now_us)
@@ -168,6 +217,11 @@ static void oracle_on_timer(struct policy *p, uint32_t tag, uint64_t arg, int64_
 static void oracle_on_run_end(struct policy *p, const struct run_result *r, int64_t now_us)
 {
     uint32_t h = r->handler;
+    for (size_t i = 0; i < p->d->nheld; i++)
+        if (p->d->held[i] == r->run) {
+            unhold(p, i); /* still readable here, in its own on_run_end */
+            break;
+        }
     if (p->t->h_kind[h] == H_CONSUMER) {
         consumer_eval(p, h, now_us);
         return;

@@ -138,6 +138,11 @@ static struct qz_trig *tx(struct policy *p, uint64_t id)
     return &p->d->tx[id];
 }
 
+static uint8_t sched_kind(const struct sim_sched_info *si)
+{
+    return si->kind == SIM_SCHED_CRON ? TK_CRON : si->kind == SIM_SCHED_EVERY ? TK_EVERY : TK_ONCE;
+}
+
 static uint64_t trig_new(struct policy *p, uint32_t h, uint8_t kind, int64_t next)
 {
     struct qz_durable *d = p->d;
@@ -178,8 +183,8 @@ static int64_t fire_after(struct policy *p, uint64_t id, int64_t f)
         return sim_sched_next(p->sim, h, f, 0);
     case TK_EVERY: {
         sim_sched_info(p->sim, h, &si);
-        if (si.kind != SIM_SCHED_EVERY)
-            return sim_sched_next(p->sim, h, f, 0); /* changed since it was made */
+        if (si.kind != SIM_SCHED_EVERY || x->anchor == SIM_NEVER)
+            return sim_sched_next(p->sim, h, f, 0); /* changed while it fired, or rescheduled while disabled */
         int64_t k = (f - x->anchor) / si.every_us + 1;
         int64_t n = x->anchor + k * si.every_us;
         return n < sim_horizon(p->sim) ? n : SIM_NEVER;
@@ -475,9 +480,8 @@ static struct policy *qz_create(struct sim *sim, void *durable, const struct par
                 continue;
             struct sim_sched_info si;
             sim_sched_info(sim, h, &si);
-            uint8_t kind = si.kind == SIM_SCHED_CRON ? TK_CRON : si.kind == SIM_SCHED_EVERY ? TK_EVERY : TK_ONCE;
             int64_t first = sim_sched_next(sim, h, 0, 1);
-            d->own[h] = trig_new(p, h, kind, first);
+            d->own[h] = trig_new(p, h, sched_kind(&si), first);
             d->tx[d->own[h]].anchor = first;
         }
     }
@@ -584,7 +588,7 @@ static void qz_on_schedule_change(struct policy *p, uint32_t h, int64_t now_us)
     struct sim_sched_info si;
     sim_sched_info(p->sim, h, &si);
     struct qz_trig *x = tx(p, id);
-    x->kind = si.kind == SIM_SCHED_CRON ? TK_CRON : si.kind == SIM_SCHED_EVERY ? TK_EVERY : TK_ONCE;
+    x->kind = sched_kind(&si);
     int64_t next = si.disabled ? SIM_NEVER : sim_sched_next(p->sim, h, now_us, 1);
     x->anchor = next;
     if (jobs_get(&p->d->trig, id)->status == JOB_SLEEPING)

@@ -98,6 +98,7 @@ struct vt_durable {
     int64_t *next_fire;            /* [scheds.n] */
     int64_t *last_fired;           /* [scheds.n] cursor of the catch-up rule, -1 before the first */
     struct vt_pend *pend;          /* [nh] */
+    uint64_t seen;                 /* items below this id were announced (on_publish) or adopted */
     int init;
 };
 
@@ -774,9 +775,37 @@ static void vt_destroy(struct policy *p)
     free(p);
 }
 
+/* At a restart: an event published while the host was down or stopping
+ * reached no policy, yet in the real system its row was written by the
+ * publisher, not by the host.  Its row is made now. */
+static void adopt_unseen(struct policy *p, int64_t now_us)
+{
+    struct vt_durable *d = p->d;
+    uint64_t seen = d->seen;
+    for (uint32_t h = 0; h < p->t->nh; h++) {
+        if (!is_consumer(p, h))
+            continue;
+        uint32_t n = sim_pending_items(p->sim, h, NULL, 0);
+        p->scratch = xgrow(p->scratch, sizeof *p->scratch, &p->scratch_cap, (size_t)n + 1);
+        sim_pending_items(p->sim, h, p->scratch, n);
+        for (uint32_t i = 0; i < n; i++) {
+            uint64_t item = p->scratch[i];
+            if (item < seen)
+                continue;
+            job_new(p, h, -1, item, WHY_EVENT, now_us);
+            correlate_add(p, h, item);
+            if (item + 1 > d->seen)
+                d->seen = item + 1;
+        }
+    }
+}
+
 static void vt_start(struct policy *p, int restart, int64_t now_us)
 {
-    (void)restart; /* the rows are all there is to recover from */
+    /* The rows are all there is to recover from, with the rows of events
+     * published while the host was away. */
+    if (restart)
+        adopt_unseen(p, now_us);
     p->server_down = 0;
     p->nidle = 0;
     for (uint32_t k = 0; k < p->nworkers; k++) {
@@ -797,6 +826,7 @@ static void vt_start(struct policy *p, int restart, int64_t now_us)
 
 static void vt_on_publish(struct policy *p, uint32_t h, uint64_t item, int64_t now_us)
 {
+    p->d->seen = item + 1;
     job_new(p, h, -1, item, WHY_EVENT, now_us);
     correlate_add(p, h, item);
     notify_all(p, now_us);

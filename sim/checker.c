@@ -781,7 +781,7 @@ static void finish_sums(struct checker *c)
 void checker_finish(struct checker *c, int64_t end_us, struct checker_result *out)
 {
     ck_advance(c, end_us);
-    *out = (struct checker_result){0};
+    memset(out, 0, sizeof *out); /* padding too: results travel as bytes (sim/sweep.c) */
 
     /* Runs still active at the end stop counting there. */
     for (uint32_t g = 0; g < c->ngroups; g++)

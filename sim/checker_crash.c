@@ -242,8 +242,13 @@ void checker_crash(struct checker *c, int target, uint32_t index, int64_t now_us
         cap = c->crashes_cap;
         c->crash_due = ck_grow(c, c->crash_due, sizeof *c->crash_due, &cap, (size_t)k + 1);
         c->crashes_cap = cap;
-        c->crashes[k] = (struct crash_rec){.target = target, .index = index, .at_us = now_us,
-                                           .restart_us = SIM_NEVER, .recovery_time_us = -1};
+        struct crash_rec *cr = &c->crashes[k];
+        memset(cr, 0, sizeof *cr); /* padding too: results travel as bytes (sim/sweep.c) */
+        cr->target = target;
+        cr->index = index;
+        cr->at_us = now_us;
+        cr->restart_us = SIM_NEVER;
+        cr->recovery_time_us = -1;
         c->crash_due[k] = 0;
     }
     c->open = ck_grow(c, c->open, sizeof *c->open, &c->open_cap, (size_t)c->nopen + 1);

@@ -11,19 +11,24 @@
 
 #include "sim/cli.h"
 #include "sim/suggest.h"
+#include "sim/syntax.h"
 #include "sim/util.h"
 
 const char *const cli_prog = "simrun";
 
 const struct cli_command *const cli_commands[] = {
     &cli_cmd_run, &cli_cmd_check, &cli_cmd_crashpoints, &cli_cmd_report, &cli_cmd_diff, &cli_cmd_validate,
-    &cli_cmd_policies, &cli_cmd_version, &cli_cmd_help, &cli_cmd_merge, NULL,
+    &cli_cmd_policies, &cli_cmd_version, &cli_cmd_help, &cli_cmd_merge, &cli_cmd_shrink, &cli_cmd_swarm, NULL,
 };
 
 int cli_usage_error(const char *fmt, const char *arg)
 {
+    /* The user's word, escaped and cut as any quoted text; a message that
+     * is already composed ("%s") is printed as it is. */
+    char e[SCN_QUOTE_MAX];
+    scn_escape(e, sizeof e, arg ? arg : "");
     fprintf(stderr, "%s: error: ", cli_prog);
-    fprintf(stderr, fmt, arg);
+    fprintf(stderr, fmt, strcmp(fmt, "%s") ? e : arg);
     fprintf(stderr, "\n(see '%s --help')\n", cli_prog);
     return 2;
 }
@@ -191,7 +196,8 @@ void cli_print_main_help(FILE *f)
     }
     fprintf(f, "\n"
                "'%s COMMAND --help' (or '%s help COMMAND') explains each command.\n"
-               "exit status: 0 success, 1 a check or a diff failed, 2 bad usage or input, 3 internal error\n"
+               "exit status: 0 success, 1 a check or a diff failed, 2 bad usage or input, 3 internal error,\n"
+               "4 cannot write results; '-' as a scenario reads it from standard input\n"
                "documentation: README.md, docs/cli.md, docs/scenario-format.md, docs/policies.md,\n"
                "docs/results.md, docs/reports.md, docs/distributed.md; man simrun\n",
             cli_prog, cli_prog);

@@ -21,11 +21,15 @@
  *     sim/cli_merge.c   simrun merge
  *     sim/cli_help.c    simrun help: a command's help, the manual page and
  *                       the bash completion, from these tables
+ *     sim/cli_probe.c   one simulation in a child process, for shrink and swarm
+ *     sim/cli_shrink.c  simrun shrink
+ *     sim/cli_swarm.c   simrun swarm
  *
  * Spelling: "-p VALUE" and "--policies VALUE" (the value is the next word);
  * options and arguments may come in any order; "-" alone is an argument.
  * -h and --help anywhere print the command's help.  Exit codes: 0 success,
- * 1 a check or a diff failed, 2 bad usage or bad input, 3 internal error. */
+ * 1 a check or a diff failed, 2 bad usage or bad input, 3 internal error,
+ * 4 cannot write results (CLI_EXIT_WRITE). */
 #ifndef SIM_CLI_H
 #define SIM_CLI_H
 
@@ -47,6 +51,18 @@
 #define CLI_MAX_SHARDS 100000
 
 extern const char *const cli_prog; /* "simrun", the first word of every message */
+/* Set: resolving a target prints no warning for a value that a built-in
+ * variant's grammar reads with a fallback (swarm resolves thousands). */
+extern int cli_quiet_fallbacks;
+
+/* The exit status when results cannot be written: the database is
+ * read-only, locked by another process past the wait, on a full disk or
+ * over a file-size limit, or a --trace or --junit file fails.  Runs
+ * written before the fault stay, each whole. */
+#define CLI_EXIT_WRITE 4
+/* Prints "simrun: error: cannot write results: " and why; returns
+ * CLI_EXIT_WRITE. */
+int cli_write_error(const char *why);
 
 /* --- option tables --------------------------------------------------------------------------- */
 
@@ -99,6 +115,7 @@ extern const struct cli_command *const cli_commands[];
 extern const struct cli_command cli_cmd_run, cli_cmd_check, cli_cmd_report, cli_cmd_diff, cli_cmd_validate,
     cli_cmd_policies, cli_cmd_version;
 extern const struct cli_command cli_cmd_crashpoints;
+extern const struct cli_command cli_cmd_shrink, cli_cmd_swarm;
 extern const struct cli_command cli_cmd_help, cli_cmd_merge;
 
 /* Runs simrun with argv as main received it; returns the exit status. */
@@ -191,13 +208,18 @@ int cli_check_memory(const struct scenario *s, uint64_t budget);
 int cli_memory_stop(const struct scenario *s, const char *label, uint64_t seed, const struct sim_result *res);
 
 /* Parses one scenario file (scenario_parse); 0, or -1 with d.  The one
- * place the command line parses a scenario. */
+ * place the command line parses a scenario.  "-" is standard input, read
+ * once (at most CLI_STDIN_MAX bytes), whose messages and tables name it
+ * CLI_STDIN_PATH; its trace files are relative to the current folder. */
+#define CLI_STDIN_PATH "<stdin>"
+#define CLI_STDIN_MAX ((size_t)64 << 20)
 int cli_load_scenario(const char *path, struct scenario **out, struct diag *d);
 /* Parses every scenario of o; on the first error prints it, frees the
  * others and returns 2. */
 int cli_load_all(const struct cli_opts *o, struct scenario **scn);
 void cli_free_all(struct scenario **scn, int n);
-/* Opens the results database when db is not NULL; 0, or 2 after printing why. */
+/* Opens the results database when db is not NULL; 0, or after printing
+ * why 2 (not a results database of this version) or CLI_EXIT_WRITE. */
 int cli_open_store(const char *db, struct store **st);
 
 /* A policy (or variant) with its resolved parameters. */
@@ -312,5 +334,71 @@ void cli_cp_cache_free(struct cli_cp_cache *c);
 int cli_check_crashpoint_line(struct cli_cp_cache *c, const struct scenario *s, const struct cli_target *t,
                               const struct expect_def *e, uint64_t lo, uint64_t n, double *v, char *what,
                               size_t wn);
+/* --- one simulation in a child process (cli_probe.c), for shrink and swarm ------------------------- */
+
+#define CLI_PROBE_METRICS 64
+#define CLI_PROBE_EXPECTS 128
+
+/* What became of one simulation.  crashed: it did not complete — the
+ * process ended with exit_status (3: an internal error; a sanitizer's
+ * status) or by signal, and crash_msg says why with its varying numbers
+ * blanked (two runs of one failure give one text); the rest is then 0.
+ * Otherwise the sim_result in brief. */
+struct cli_probe {
+    int crashed, exit_status, signal;
+    char crash_msg[256];
+    int status;                    /* enum sim_status */
+    char status_msg[256];
+    uint64_t fingerprint, events;
+    double metric[CLI_PROBE_METRICS]; /* whole scenario, in metric_table order */
+    uint32_t ncrashes, crash_unrestarted;
+    uint64_t crash_lost, crash_double_effects, crash_stuck; /* summed over crash records */
+    uint32_t nexpects;             /* the first CLI_PROBE_EXPECTS expect lines, in file order */
+    struct {
+        uint8_t applies, ok;       /* it names the target; it holds */
+        double measured;
+    } expect[CLI_PROBE_EXPECTS];
+};
+
+/* Simulates s under t with seed in a forked child (max_events 0: the
+ * default; timeout_s > 0: a wall-clock limit, reported as a crash).
+ * 0 with *out, or -1 with msg when no child could be started. */
+int cli_probe(const struct scenario *s, const struct cli_target *t, uint64_t seed, uint64_t max_events, int timeout_s,
+              struct cli_probe *out, char *msg, size_t mn);
+/* Whether an expect line names the label (or '*'). */
+int cli_expect_applies(const struct expect_def *e, const char *label);
+
+/* --- a failure to keep while shrinking (cli_shrink.c) --------------------------------------------- */
+
+enum cli_failure_kind { CLI_FAIL_CRASH, CLI_FAIL_LIVELOCK, CLI_FAIL_EXPECT };
+const char *cli_failure_kind_name(enum cli_failure_kind k);
+
+/* A failure of one policy label at one seed: the process ends with reason
+ * (crash), a livelock with that message (its digits removed), or the expect
+ * line whose text (shrink_norm form) is expect fails with the run status
+ * status. */
+struct cli_failure {
+    enum cli_failure_kind kind;
+    char label[SCN_MAX_NAME + 8];
+    uint64_t seed;
+    const char *path;              /* candidates are parsed as if they were this file */
+    uint64_t max_events;           /* 0: the engine's default */
+    int timeout_s;
+    int status;                    /* enum sim_status of the failing run */
+    uint64_t events;               /* events of the failing run */
+    char expect[4200];
+    double measured;
+    char reason[256];
+    char status_msg[256];
+    uint64_t unparsed;             /* candidates the parser (or the label) refused */
+    FILE *info;                    /* where the steps are printed */
+};
+
+/* A shrink_test_fn (sim/shrink.h) for a struct cli_failure: parses the
+ * candidate and simulates it in a child under the failure's label and
+ * seed; 1 if it fails the same way. */
+int cli_failure_test(void *ctx, const char *text, size_t len);
+/* "under poll, seed 7: 'expect poll lost == 0' fails (measured 3)". */
+void cli_failure_describe(const struct cli_failure *f, char *b, size_t n);
 
 #endif

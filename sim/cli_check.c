@@ -361,10 +361,8 @@ static int check_sink(void *ctx, size_t j, struct sweep_out *out)
                                .nexpects = neo};
         int64_t id;
         char err[512];
-        if (store_write_run(cx->st, &sr, &id, err, sizeof err) != 0) {
-            fprintf(stderr, "%s: error: %s\n", cli_prog, err);
-            return 3;
-        }
+        if (store_write_run(cx->st, &sr, &id, err, sizeof err) != 0)
+            return cli_write_error(err);
     }
     if (j + 1 == cx->first_job[k + 1]) {
         report_upto(cx, k);
@@ -500,8 +498,9 @@ static int cmd_check(int argc, char **argv)
         goto out;
     FILE *jf = NULL;
     if (o.junit && !(jf = fopen(o.junit, "w"))) {
-        fprintf(stderr, "%s: error: cannot write '%s': %s\n", cli_prog, o.junit, strerror(errno));
-        rc = 2;
+        char why[600];
+        snprintf(why, sizeof why, "JUnit report '%s': %s", o.junit, strerror(errno));
+        rc = cli_write_error(why);
         goto out;
     }
     if ((rc = cli_open_store(o.db, &cx->st))) {
@@ -520,9 +519,11 @@ static int cmd_check(int argc, char **argv)
                 cx->nlines, cx->junit_fail, cx->junit_time_s);
         fwrite(cx->junit_buf, 1, cx->junit_len, jf);
         fprintf(jf, "</testsuites>\n");
-        if (fclose(jf) != 0 && !rc) {
-            fprintf(stderr, "%s: error: cannot write '%s'\n", cli_prog, o.junit);
-            rc = 3;
+        int bad = fflush(jf) != 0 || ferror(jf);
+        if ((fclose(jf) != 0 || bad) && !rc) {
+            char why[600];
+            snprintf(why, sizeof why, "JUnit report '%s': %s", o.junit, strerror(errno ? errno : EIO));
+            rc = cli_write_error(why);
         }
         free(cx->junit_buf);
     }

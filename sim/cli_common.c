@@ -21,6 +21,10 @@
 #include "sim/store.h"
 #include "sim/suggest.h"
 #include "sim/sweep.h"
+#include "sim/syntax.h"
+#include "sim/util.h"
+
+int cli_quiet_fallbacks;
 
 /* --- option values ------------------------------------------------------------------------ */
 
@@ -186,9 +190,71 @@ int cli_opt_plugin(void *opts, const char *path)
 
 /* --- scenarios and the store ------------------------------------------------------------------ */
 
+/* Reads all of standard input (at most CLI_STDIN_MAX bytes) into *buf.
+ * 0, or -1 with err. */
+static int read_stdin(char **buf, size_t *len, char *err, size_t n)
+{
+    size_t cap = 65536, got = 0;
+    char *b = xmalloc(cap);
+    for (;;) {
+        if (got == cap) {
+            if (cap > CLI_STDIN_MAX) {
+                free(b);
+                snprintf(err, n, "larger than %d MiB", (int)(CLI_STDIN_MAX >> 20));
+                return -1;
+            }
+            cap *= 2;
+            b = xrealloc(b, cap);
+        }
+        ssize_t r = read(0, b + got, cap - got);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r < 0) {
+            snprintf(err, n, "%s", strerror(errno));
+            free(b);
+            return -1;
+        }
+        if (r == 0)
+            break;
+        got += (size_t)r;
+    }
+    if (got > CLI_STDIN_MAX) {
+        free(b);
+        snprintf(err, n, "larger than %d MiB", (int)(CLI_STDIN_MAX >> 20));
+        return -1;
+    }
+    *buf = b;
+    *len = got;
+    return 0;
+}
+
 int cli_load_scenario(const char *path, struct scenario **out, struct diag *d)
 {
-    return scenario_parse_ex(path, &refs_builtin, out, d);
+    if (strcmp(path, "-") != 0)
+        return scenario_parse_ex(path, &refs_builtin, out, d);
+    /* Standard input: messages name it <stdin>, a trace file is relative
+     * to the current folder, and the default name is "stdin". */
+    static int taken;
+    char *buf, err[256];
+    size_t len;
+    *out = NULL;
+    memset(d, 0, sizeof *d);
+    snprintf(d->file, sizeof d->file, "%s", CLI_STDIN_PATH);
+    if (taken++) {
+        snprintf(d->msg, sizeof d->msg, "standard input ('-') can be read only once");
+        return -1;
+    }
+    if (read_stdin(&buf, &len, err, sizeof err) != 0) {
+        snprintf(d->msg, sizeof d->msg, "cannot read the scenario: %s", err);
+        return -1;
+    }
+    int rc = scenario_parse_buf_ex(CLI_STDIN_PATH, buf, len, &refs_builtin, out, d);
+    free(buf);
+    if (rc == 0 && !strcmp((*out)->name, CLI_STDIN_PATH)) {
+        free((*out)->name);
+        (*out)->name = xstrdup("stdin");
+    }
+    return rc;
 }
 
 int cli_load_all(const struct cli_opts *o, struct scenario **scn)
@@ -224,11 +290,20 @@ int cli_open_store(const char *db, struct store **st)
     if (!db)
         return 0;
     char err[512];
-    if (store_open(db, st, err, sizeof err) != 0) {
+    int rc = store_open(db, st, err, sizeof err);
+    if (rc == STORE_EWRITE)
+        return cli_write_error(err);
+    if (rc != 0) {
         fprintf(stderr, "%s: error: %s\n", cli_prog, err);
         return 2;
     }
     return 0;
+}
+
+int cli_write_error(const char *why)
+{
+    fprintf(stderr, "%s: error: cannot write results: %s\n", cli_prog, why);
+    return CLI_EXIT_WRITE;
 }
 
 /* --- targets: a policy (or variant) with its resolved parameters ------------------------------- */
@@ -259,7 +334,7 @@ static int apply_one(const struct kv_ctx *c, struct params *ps, const char *key,
             snprintf(msg, mn, "%s.%s=%s: %s", c->label, key, value, why);
         return line ? -2 : -1;
     }
-    if (gv == GR_FALLBACK) {
+    if (gv == GR_FALLBACK && !cli_quiet_fallbacks) {
         if (line)
             fprintf(stderr, "%s:%d:%d: warning: %s (under %s)\n", c->s->path, line, col, why, c->label);
         else
@@ -329,7 +404,8 @@ static void sched_note(void *ctx, const struct gr_note *n)
 {
     struct sched_report *r = ctx;
     if (n->verdict == GR_FALLBACK) {
-        fprintf(stderr, "%s:%d:%d: warning: %s (under %s)\n", r->s->path, n->line, n->col, n->msg, r->label);
+        if (!cli_quiet_fallbacks)
+            fprintf(stderr, "%s:%d:%d: warning: %s (under %s)\n", r->s->path, n->line, n->col, n->msg, r->label);
     } else if (!r->rejected++) {
         snprintf(r->msg, r->mn, "%s:%d:%d: error: %s (under %s)", r->s->path, n->line, n->col, n->msg, r->label);
     }
@@ -420,7 +496,10 @@ int cli_check_sets(const struct cli_opts *o, struct scenario **scn)
                     base = scn[k]->variants[v].base;
         char msg[512];
         if (policy_check_param(base, cs->key, cs->value, msg, sizeof msg) != 0) {
-            fprintf(stderr, "%s: error: --set %s.%s=%s: %s\n", cli_prog, cs->policy, cs->key, cs->value, msg);
+            char raw[sizeof cs->policy + sizeof cs->key + sizeof cs->value + 2], e[SCN_QUOTE_MAX];
+            snprintf(raw, sizeof raw, "%s.%s=%s", cs->policy, cs->key, cs->value);
+            scn_escape(e, sizeof e, raw);
+            fprintf(stderr, "%s: error: --set %s: %s\n", cli_prog, e, msg);
             return 2;
         }
     }

@@ -21,6 +21,19 @@ static int validate_arg(void *opts, const char *path)
     return cli_opt_scenario(opts, path);
 }
 
+/* Bytes of the valid UTF-8 character at p (at most n bytes), 0 if none:
+ * invalid bytes are shown as \\xNN, as in the messages. */
+static int utf8_seq(const unsigned char *p, size_t n)
+{
+    int k = p[0] >= 0xc2 && p[0] <= 0xdf ? 2 : p[0] >= 0xe0 && p[0] <= 0xef ? 3 : p[0] >= 0xf0 && p[0] <= 0xf4 ? 4 : 0;
+    if (k == 0 || (size_t)k > n)
+        return 0;
+    for (int j = 1; j < k; j++)
+        if ((p[j] & 0xc0) != 0x80)
+            return 0;
+    return k;
+}
+
 /* Prints line `no` of file with a caret under column col (1-based bytes):
  *    12 |   producer p evry 5m
  *       |              ^
@@ -48,9 +61,16 @@ static void print_excerpt(const char *file, int no, int col)
     for (ssize_t i = 0; i < len; i++) {
         unsigned char c = (unsigned char)line[i];
         int before = i < col - 1;
-        if (c == '\t' || (c >= 0x20 && c < 0x7f) || c >= 0x80) {
+        int u = c >= 0x80 ? utf8_seq((const unsigned char *)line + i, (size_t)(len - i)) : 0;
+        if (u) {
+            memcpy(shown + a, line + i, (size_t)u); /* valid UTF-8: one character, one column */
+            a += (size_t)u;
+            i += u - 1;
+            if (before)
+                under[b++] = ' ';
+        } else if (c == '\t' || (c >= 0x20 && c < 0x7f)) {
             shown[a++] = (char)c;
-            if (before && (c < 0x80 || c >= 0xc0))
+            if (before)
                 under[b++] = c == '\t' ? '\t' : ' ';
         } else {
             a += (size_t)snprintf(shown + a, 5, "\\x%02x", c);
@@ -74,8 +94,10 @@ static int cmd_validate(int argc, char **argv)
     int bad = 0;
     struct diag errs[VALIDATE_MAX_ERRORS];
     for (int i = 0; i < o.npaths; i++) {
-        int more;
-        int n = scenario_check_all(o.paths[i], &refs_builtin, errs, VALIDATE_MAX_ERRORS, &more);
+        int more = 0;
+        /* Standard input can be read once: its first error only, no excerpt. */
+        int n = strcmp(o.paths[i], "-") ? scenario_check_all(o.paths[i], &refs_builtin, errs, VALIDATE_MAX_ERRORS, &more)
+                                        : 0;
         for (int k = 0; k < n; k++) {
             diag_print(&errs[k]);
             if (errs[k].line > 0 && errs[k].col > 0)
@@ -89,7 +111,7 @@ static int cmd_validate(int argc, char **argv)
         }
         struct scenario *s;
         struct diag d;
-        if (cli_load_scenario(o.paths[i], &s, &d) != 0) { /* cannot happen: it checked clean */
+        if (cli_load_scenario(o.paths[i], &s, &d) != 0) { /* standard input, or a file changed meanwhile */
             diag_print(&d);
             bad = 1;
             continue;
@@ -99,7 +121,7 @@ static int cmd_validate(int argc, char **argv)
             bad = 1;
             continue;
         }
-        printf("%s: ok (%u workflows, %" PRIu64 " handler instances, %u expect lines)\n", o.paths[i], s->nwfs,
+        printf("%s: ok (%u workflows, %" PRIu64 " handler instances, %u expect lines)\n", s->path, s->nwfs,
                s->nhandler_instances, s->nexpects);
         scenario_free(s);
     }

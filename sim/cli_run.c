@@ -23,6 +23,7 @@
 #include "sim/store.h"
 #include "sim/suggest.h"
 #include "sim/sweep.h"
+#include "sim/syntax.h"
 #include "sim/util.h"
 
 /* --- options -------------------------------------------------------------------------------- */
@@ -153,8 +154,11 @@ static FILE *open_trace(const char *path)
     if (!strcmp(path, "-"))
         return stdout;
     FILE *f = fopen(path, "w");
-    if (!f)
-        fprintf(stderr, "%s: error: cannot write trace '%s': %s\n", cli_prog, path, strerror(errno));
+    if (!f) {
+        char why[600];
+        snprintf(why, sizeof why, "trace '%s': %s", path, strerror(errno));
+        cli_write_error(why);
+    }
     return f;
 }
 
@@ -474,8 +478,9 @@ static int store_job(struct run_ctx *rx, size_t full, int k, int c, uint64_t see
                            .sweep = col->point};
     char err[512];
     if (store_writer_put(rx->writer, &sr, &out->res, err, sizeof err) != 0) {
-        fprintf(stderr, "%s: error: %s\n", cli_prog, err);
-        return 3;
+        if (rx->progress)
+            fprintf(stderr, "\r\033[K");
+        return cli_write_error(err);
     }
     return 0;
 }
@@ -777,10 +782,8 @@ static int run_sweep(const struct cli_opts *o, struct scenario **scn, const stru
         fprintf(stderr, "%s: error: %s\n", cli_prog, err);
         rc = 3;
     }
-    if (rx->writer && store_writer_finish(rx->writer, err, sizeof err) != 0 && (!rc || rc == SWEEP_STOPPED)) {
-        fprintf(stderr, "%s: error: %s\n", cli_prog, err);
-        rc = 3;
-    }
+    if (rx->writer && store_writer_finish(rx->writer, err, sizeof err) != 0 && (!rc || rc == SWEEP_STOPPED))
+        rc = cli_write_error(err);
     if (rx->progress)
         fprintf(stderr, "\r\033[K");
     if (rc == SWEEP_STOPPED)
@@ -825,7 +828,7 @@ static int cmd_run(int argc, char **argv)
         goto out;
     trace = open_trace(o.trace);
     if ((o.trace && !trace) || (rc = cli_open_store(o.db, &st))) {
-        rc = rc ? rc : 2;
+        rc = rc ? rc : CLI_EXIT_WRITE;
         goto out;
     }
     if ((rc = cli_plan_select(&pl, &o, scn, st)))
@@ -835,6 +838,11 @@ static int cmd_run(int argc, char **argv)
                 o.shard_n ? pl.stored + pl.nsel : pl.nfull, o.db, pl.nsel);
     rc = run_sweep(&o, scn, &pl, st, trace);
 out:
+    if (trace && (fflush(trace) != 0 || ferror(trace)) && rc == 0) {
+        char why[600];
+        snprintf(why, sizeof why, "trace '%s': %s", o.trace, strerror(errno ? errno : EIO));
+        rc = cli_write_error(why);
+    }
     if (trace && trace != stdout)
         fclose(trace);
     store_close(st);

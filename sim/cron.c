@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "sim/cal.h"
+#include "sim/syntax.h"
 #include "sim/tz.h"
 #include "sim/util.h"
 
@@ -837,10 +838,14 @@ static int tod_err(char *err, size_t errlen, const char *fmt, const char *a, con
 
 int cal_tod_parse(const char *s, int *min_of_day, char *err, size_t errlen)
 {
-    size_t len = strnlen(s, 33);
-    if (len != 5 || !is_digit(s[0]) || !is_digit(s[1]) || s[2] != ':' || !is_digit(s[3]) || !is_digit(s[4]))
-        return tod_err(err, errlen, "invalid time of day '%.32s'%s: expected HH:MM, 00:00 to 23:59", s,
-                       len > 32 ? "..." : "");
+    size_t len = strlen(s);
+    if (len != 5 || !is_digit(s[0]) || !is_digit(s[1]) || s[2] != ':' || !is_digit(s[3]) || !is_digit(s[4])) {
+        char q[SCN_QUOTE_MAX];
+        scn_escape(q, sizeof q, s);
+        if (err && errlen)
+            snprintf(err, errlen, "invalid time of day '%s': expected HH:MM, 00:00 to 23:59", q);
+        return -1;
+    }
     int h = (s[0] - '0') * 10 + (s[1] - '0'), m = (s[3] - '0') * 10 + (s[4] - '0');
     if (h > 23)
         return tod_err(err, errlen, "hour '%.2s' out of range 00-23 in '%s'", s, s);

@@ -110,9 +110,10 @@ int policy_check_name(const char *name, char *msg, size_t n)
 {
     if (policy_find(name) || policy_variant_find(name, NULL))
         return 0;
-    char names[512];
+    char names[512], en[SCN_QUOTE_MAX];
     list_names(names, sizeof names);
-    snprintf(msg, n, "unknown policy '%s' (valid: %s)", name, names);
+    scn_escape(en, sizeof en, name);
+    snprintf(msg, n, "unknown policy '%s' (valid: %s)", en, names);
     struct suggest sg;
     suggest_init(&sg, name);
     for (int i = 0; i < policy_count(); i++)
@@ -140,18 +141,19 @@ static int choice_index(const char *choices, const char *v)
 
 static int parse_value(const struct param_def *d, const char *v, int64_t *out, char *msg, size_t n)
 {
-    char m[160];
+    char m[160], ev[SCN_QUOTE_MAX]; /* ev: v as a message quotes it */
+    scn_escape(ev, sizeof ev, v);
     switch (d->type) {
     case PARAM_INT: {
         errno = 0;
         char *end;
         long long x = strtoll(v, &end, 10);
         if (!*v || *end || errno) {
-            snprintf(msg, n, "bad value '%s' for '%s': expected an integer", v, d->key);
+            snprintf(msg, n, "bad value '%s' for '%s': expected an integer", ev, d->key);
             return -1;
         }
         if (x < d->min || x > d->max) {
-            snprintf(msg, n, "value '%s' for '%s' out of range %lld..%lld", v, d->key, (long long)d->min,
+            snprintf(msg, n, "value '%s' for '%s' out of range %lld..%lld", ev, d->key, (long long)d->min,
                      (long long)d->max);
             return -1;
         }
@@ -161,14 +163,14 @@ static int parse_value(const struct param_def *d, const char *v, int64_t *out, c
     case PARAM_DURATION: {
         int64_t us;
         if (scn_parse_duration(v, &us, m, sizeof m) != 0) {
-            snprintf(msg, n, "bad value '%s' for '%s': %s", v, d->key, m);
+            snprintf(msg, n, "bad value '%s' for '%s': %s", ev, d->key, m);
             return -1;
         }
         if (us < d->min || us > d->max) {
             char lo[48], hi[48];
             sim_fmt_dur(d->min, lo, sizeof lo);
             sim_fmt_dur(d->max, hi, sizeof hi);
-            snprintf(msg, n, "value '%s' for '%s' out of range %s..%s", v, d->key, lo, hi);
+            snprintf(msg, n, "value '%s' for '%s' out of range %s..%s", ev, d->key, lo, hi);
             return -1;
         }
         *out = us;
@@ -177,7 +179,7 @@ static int parse_value(const struct param_def *d, const char *v, int64_t *out, c
     case PARAM_ENUM: {
         int i = choice_index(d->choices, v);
         if (i < 0) {
-            snprintf(msg, n, "bad value '%s' for '%s' (valid: %s)", v, d->key, d->choices);
+            snprintf(msg, n, "bad value '%s' for '%s' (valid: %s)", ev, d->key, d->choices);
             return -1;
         }
         *out = i;
@@ -192,7 +194,7 @@ static int parse_value(const struct param_def *d, const char *v, int64_t *out, c
             *out = 0;
             return 0;
         }
-        snprintf(msg, n, "bad value '%s' for '%s': expected true or false", v, d->key);
+        snprintf(msg, n, "bad value '%s' for '%s': expected true or false", ev, d->key);
         return -1;
     case PARAM_TOD: {
         int min;
@@ -201,7 +203,7 @@ static int parse_value(const struct param_def *d, const char *v, int64_t *out, c
             return 0;
         }
         if (cal_tod_parse(v, &min, m, sizeof m) != 0) {
-            snprintf(msg, n, "bad value '%s' for '%s': %s", v, d->key, m);
+            snprintf(msg, n, "bad value '%s' for '%s': %s", ev, d->key, m);
             return -1;
         }
         *out = min;
@@ -215,7 +217,7 @@ static int parse_value(const struct param_def *d, const char *v, int64_t *out, c
         const struct cal_zone *z;
         char err[CAL_ERR_SIZE];
         if (cal_zone_get(v, &z, err, sizeof err) != 0) {
-            snprintf(msg, n, "bad value '%s' for '%s': %s", v, d->key, err);
+            snprintf(msg, n, "bad value '%s' for '%s': %s", ev, d->key, err);
             return -1;
         }
         *out = (int64_t)(intptr_t)z;
@@ -249,15 +251,16 @@ static int param_index(const struct param_def *defs, int n, const char *key)
 
 static void unknown_key(const struct policy_ops *ops, const char *key, char *msg, size_t n)
 {
-    char keys[512];
+    char keys[512], ek[SCN_QUOTE_MAX];
     size_t off = 0;
     keys[0] = 0;
+    scn_escape(ek, sizeof ek, key);
     for (int i = 0; i < ops->nparams && off < sizeof keys; i++)
         off += (size_t)snprintf(keys + off, sizeof keys - off, "%s%s", i ? ", " : "", ops->params[i].key);
     if (ops->nparams == 0)
-        snprintf(msg, n, "unknown parameter '%s' for policy '%s' (it has no parameters)", key, ops->name);
+        snprintf(msg, n, "unknown parameter '%s' for policy '%s' (it has no parameters)", ek, ops->name);
     else
-        snprintf(msg, n, "unknown parameter '%s' for policy '%s' (valid: %s)", key, ops->name, keys);
+        snprintf(msg, n, "unknown parameter '%s' for policy '%s' (valid: %s)", ek, ops->name, keys);
     struct suggest sg;
     suggest_init(&sg, key);
     for (int i = 0; i < ops->nparams; i++)
@@ -274,7 +277,9 @@ int params_set(struct params *ps, const char *key, const char *value, char *msg,
                 unknown_key(policy_at(k), key, msg, n);
                 return -1;
             }
-        snprintf(msg, n, "unknown parameter '%s'", key);
+        char ek[SCN_QUOTE_MAX];
+        scn_escape(ek, sizeof ek, key);
+        snprintf(msg, n, "unknown parameter '%s'", ek);
         return -1;
     }
     return parse_value(&ps->defs[i], value, &ps->v[i], msg, n);

@@ -292,6 +292,12 @@ uint64_t sim_item_count(const struct sim *sim);
 uint32_t sim_pending_count(const struct sim *sim, uint32_t consumer);
 /* Publish time of the consumer's oldest pending item, SIM_NEVER if none. */
 int64_t sim_pending_oldest(const struct sim *sim, uint32_t consumer);
+/* The ids of the consumer's pending items, oldest first: writes at most max
+ * of them to out and returns how many there are.  For recovery: items
+ * published while the host was down or stopping were announced to no
+ * policy (on_publish), and a real system finds them in its store.
+ * O(pending and dead entries of its queue). */
+uint32_t sim_pending_items(const struct sim *sim, uint32_t consumer, uint64_t *out, uint32_t max);
 /* Pending items on topics no current subscription of the consumer covers
  * cannot exist (fan-out is by subscription); this counts the events
  * published so far on the instance's topics that no handler subscribes to,

@@ -755,17 +755,19 @@ static int check_expected_events(struct parser *p)
     for (uint32_t i = 0; i < s->npubs; i++) {
         const struct topic_ent *te = find_topic(p, s->pubs[i].topic);
         SIM_ASSERT(te != NULL); /* resolved before */
-        c[k++] = (struct contrib){s->pubs[i].line, k, arrivals_mean(s, &s->pubs[i].arr) * te->inst};
+        c[k] = (struct contrib){s->pubs[i].line, k, arrivals_mean(s, &s->pubs[i].arr) * te->inst};
+        k++;
     }
-    for (uint16_t i = 0; i < s->nsources; i++)
-        c[k++] = (struct contrib){s->sources[i].line, k, arrivals_mean(s, &s->sources[i].arr) * p->src_inst[i]};
+    for (uint16_t i = 0; i < s->nsources; i++, k++)
+        c[k] = (struct contrib){s->sources[i].line, k, arrivals_mean(s, &s->sources[i].arr) * p->src_inst[i]};
     for (uint16_t f = 0; f < s->nwfs; f++)
         for (uint16_t h = 0; h < s->wfs[f].nhandlers; h++) {
             const struct handler_def *hd = &s->wfs[f].handlers[h];
             if (hd->kind != H_PRODUCER || hd->emit_n == 0)
                 continue;
-            c[k++] = (struct contrib){hd->line, k,
-                                      fires_estimate(p, &hd->sched) * hd->emit_n * (double)s->wfs[f].count};
+            c[k] = (struct contrib){hd->line, k,
+                                    fires_estimate(p, &hd->sched) * hd->emit_n * (double)s->wfs[f].count};
+            k++;
         }
     k = add_random_crashes(s, c, k);
     qsort(c, k, sizeof *c, cmp_contrib);

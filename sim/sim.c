@@ -114,11 +114,11 @@ void sim__stop(struct sim *sim, enum sim_status st, const char *msg)
 
 void sim__policy_event(struct sim *sim)
 {
-    if (++sim->same_instant > SIM_LIVELOCK_INSTANT) {
+    if (++sim->same_instant > sim->timer_limit) {
         char t[48], m[200];
         sim_fmt_dur(sim->now_us, t, sizeof t);
-        snprintf(m, sizeof m, "livelock: more than %d policy events at %s without time advancing",
-                 SIM_LIVELOCK_INSTANT, t);
+        snprintf(m, sizeof m, "livelock: more than %" PRIu64 " timers at %s with no run started and no item "
+                 "published", sim->timer_limit, t);
         sim__stop(sim, SIM_LIVELOCK, m);
     }
 }
@@ -231,6 +231,7 @@ static void setup(struct sim *sim)
     sim->orphans = xcalloc(sim->w.ninst ? sim->w.ninst : 1, sizeof *sim->orphans);
     sim->hs = xmalloc_aligned(64, (sim->w.nh ? sim->w.nh : 1) * sizeof *sim->hs);
     memset(sim->hs, 0, (sim->w.nh ? sim->w.nh : 1) * sizeof *sim->hs);
+    sim->inst_runs = xcalloc(sim->w.nh ? sim->w.nh : 1, sizeof *sim->inst_runs);
     for (uint32_t h = 0; h < sim->w.nh; h++) {
         struct handler_state *hs = &sim->hs[h];
         hs->dur = rng_stream(seed, RNG_DURATION, h, 0);
@@ -305,7 +306,6 @@ static void dispatch(struct sim *sim, const struct evq_event *ev)
         sim__publish_stream(sim, ev->a);
         break;
     case EV_PHASE:
-        sim__policy_event(sim);
         sim__run_phase(sim, ev->a, ev->b);
         break;
     case EV_TIMER:
@@ -394,6 +394,7 @@ static void sim_free(struct sim *sim)
             free(sim->srcs[i].a);
     free(sim->srcs);
     free(sim->hs);
+    free(sim->inst_runs);
     free(sim->items);
     idmap_free(&sim->item_map);
     free(sim->orphans);
@@ -428,7 +429,7 @@ void sim_run(const struct scenario *s, const struct policy_ops *ops, const struc
              const struct sim_opts *o, struct sim_result *out)
 {
     SIM_ASSERT(ops->abi == POLICY_ABI);
-    *out = (struct sim_result){0};
+    memset(out, 0, sizeof *out); /* padding too: results travel as bytes (sim/sweep.c) */
     struct sim *sim = xcalloc(1, sizeof *sim);
     sim->scn = s;
     sim->ops = ops;
@@ -436,6 +437,7 @@ void sim_run(const struct scenario *s, const struct policy_ops *ops, const struc
     sim->o = o;
     sim->res = out;
     setup(sim);
+    sim->timer_limit = (uint64_t)sim->w.nh * 4 > SIM_LIVELOCK_TIMERS ? (uint64_t)sim->w.nh * 4 : SIM_LIVELOCK_TIMERS;
     uint64_t max_events = o->max_events ? o->max_events : SIM_MAX_EVENTS_DEFAULT;
 
     sim__host_up(sim, 0);

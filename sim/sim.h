@@ -33,12 +33,21 @@
 enum sim_status { SIM_OK, SIM_LIVELOCK, SIM_EVENT_LIMIT, SIM_MEMORY_LIMIT };
 const char *sim_status_name(enum sim_status s);
 
-/* Livelock rules (see docs/results.md): more than SIM_LIVELOCK_INSTANT events
- * at one instant, or a handler that makes SIM_LIVELOCK_STREAK consecutive
- * empty runs with no new item in between at a mean spacing under one
- * second, stops the run with SIM_LIVELOCK. */
-#define SIM_LIVELOCK_INSTANT 1000000
+/* Livelock rules (see docs/metrics.md), each of which stops the run with
+ * SIM_LIVELOCK:
+ *  - per handler: more than SIM_LIVELOCK_RUNS runs of one handler started
+ *    at one instant with no progress in between (for a consumer, no new
+ *    item for it and no run of it that committed having taken one);
+ *  - busy loop: SIM_LIVELOCK_STREAK consecutive empty runs of one handler
+ *    with no new item in between at a mean spacing under one second;
+ *  - timers: more than SIM_LIVELOCK_TIMERS (at least; 4 per handler
+ *    instance in a larger world) timers, ticks and alarms set or fired at
+ *    one instant with no run started and no item published in between.
+ * A large world is no livelock: `workflow w x 500000` starts 500 000 runs
+ * at one instant, one per handler. */
+#define SIM_LIVELOCK_RUNS    100000
 #define SIM_LIVELOCK_STREAK  100000
+#define SIM_LIVELOCK_TIMERS  1000000
 #define SIM_MAX_EVENTS_DEFAULT UINT64_C(4000000000)
 /* Memory follows live state: a run's record lives while the run is active
  * or kept (sim/policy_api.h, RUN RECORDS), an item's while it is pending or

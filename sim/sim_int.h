@@ -279,6 +279,13 @@ struct handler_state {
 };
 _Static_assert(sizeof(struct handler_state) == 64, "a handler's state is one cache line");
 
+/* Runs of one handler started at one instant since its last progress (a
+ * new item for it, a run of it that committed having taken one). */
+struct inst_runs {
+    int64_t at_us;
+    uint32_t n;
+};
+
 struct ticker {
     int64_t start_us, period_us, stop_us;
     uint32_t tag;
@@ -332,7 +339,9 @@ struct sim {
     int stopping;                  /* a graceful stop in progress: its crash def + 1 */
     evq_handle stop_ev;            /* the stop's EV_CUTOFF */
     int stopped;
-    uint64_t same_instant;         /* policy-driven events at the current instant */
+    uint64_t same_instant;         /* timers, ticks, alarms at this instant since a run or publish */
+    uint64_t timer_limit;          /* SIM_LIVELOCK_TIMERS, or 4 per handler instance */
+    struct inst_runs *inst_runs;   /* [nh] the livelock rule per handler (sim_runs.c) */
 
     struct item_slot *items;       /* live items; free slots chained by next */
     uint32_t items_cap, items_hw, items_free;   /* capacity, slots used so far, free list */
@@ -445,8 +454,9 @@ static inline void fact_tick(struct facts *f, uint32_t ticker)
 
 /* sim.c.  Stops the simulation with a status (the first stop wins). */
 void sim__stop(struct sim *sim, enum sim_status st, const char *msg);
-/* Counts one policy-driven event at the current instant; too many without
- * time advancing stop the run as a livelock. */
+/* Counts one timer, tick or alarm set or fired at the current instant; too
+ * many with no run started and no item published in between stop the run
+ * as a livelock. */
 void sim__policy_event(struct sim *sim);
 /* Stops every ticker, counting their ticks so far as wake-ups. */
 void sim__tickers_stop_all(struct sim *sim);

@@ -48,6 +48,17 @@ int64_t sim_pending_oldest(const struct sim *sim, uint32_t consumer)
     return head == ITEM_NIL ? SIM_NEVER : sim->items[head].pub.publish_us;
 }
 
+uint32_t sim_pending_items(const struct sim *sim, uint32_t consumer, uint64_t *out, uint32_t max)
+{
+    uint32_t n = 0;
+    for (uint32_t slot = sim->hs[consumer].pend_head; slot != ITEM_NIL; slot = sim->items[slot].next) {
+        if (n < max)
+            out[n] = sim->items[slot].id;
+        n++;
+    }
+    return n;
+}
+
 uint64_t sim_orphan_pending(const struct sim *sim, uint32_t inst) { return sim->orphans[inst]; }
 
 static uint32_t item_alloc(struct sim *sim)
@@ -128,6 +139,8 @@ static uint64_t item_new(struct sim *sim, uint32_t c, int64_t origin_us, uint32_
     hs->pend_tail = slot;
     hs->npending++;
     hs->streak = 0;
+    sim->inst_runs[c].n = 0;
+    sim->same_instant = 0;
     idmap_put(&sim->item_map, id, slot);
     sim->origin_live[origin]++;
     sim->live_items++;

@@ -288,6 +288,26 @@ static void busy_guard(struct sim *sim, uint32_t handler, int has_work)
     }
 }
 
+/* The livelock rule per handler: a run of h starts now; more than
+ * SIM_LIVELOCK_RUNS at one instant with no progress in between (a new item
+ * for h, a run of h that committed having taken one) stop the run. */
+static void livelock_per_handler(struct sim *sim, uint32_t h)
+{
+    struct inst_runs *ir = &sim->inst_runs[h];
+    if (ir->at_us != sim->now_us) {
+        ir->at_us = sim->now_us;
+        ir->n = 0;
+    }
+    if (++ir->n <= SIM_LIVELOCK_RUNS)
+        return;
+    char m[sizeof sim->res->status_msg], nm[132], t[48];
+    world_tmpl_name(&sim->w, sim->w.h[h].tmpl, nm, sizeof nm);
+    sim_fmt_dur(sim->now_us, t, sizeof t);
+    snprintf(m, sizeof m, "livelock: handler %.132s started more than %d runs at %.40s with no progress in between",
+             nm, SIM_LIVELOCK_RUNS, t);
+    sim__stop(sim, SIM_LIVELOCK, m);
+}
+
 /* Draws the run's duration (and failure) and schedules its first phase
  * boundary: an empty run goes straight to emitting for its idle time; a
  * resumed run only emits; any other prepares, mutates and emits. */
@@ -372,7 +392,7 @@ uint64_t sim_run_start(struct sim *sim, const struct run_req *rq)
     }
     if (sim__mem_check(sim))
         return 0;
-    sim__policy_event(sim);
+    sim->same_instant = 0;
     uint64_t id = ++sim->nruns;
     uint32_t prev;
     uint32_t slot = run_new(sim, rq, id, &prev);
@@ -387,6 +407,7 @@ uint64_t sim_run_start(struct sim *sim, const struct run_req *rq)
                                                   .taken = r->ntaken ? run_taken_ids(r) : NULL,
                                                   .ntaken = r->ntaken, .ck = &sim->active_ck[r->aslot]});
     busy_guard(sim, rq->handler, has_work);
+    livelock_per_handler(sim, rq->handler);
     sim->hs[rq->handler].active++;
     schedule_phases(sim, slot, has_work);
     return id;
@@ -502,6 +523,8 @@ void sim__run_phase(struct sim *sim, uint32_t slot, uint64_t id)
     if (r->fail && r->fail_phase == PHASE_EMITTING)
         goto failed;
     commit(sim, slot);
+    if (sim->runs[slot].ntaken)
+        sim->inst_runs[sim->runs[slot].handler].n = 0; /* progress, for the livelock rule */
     sim->runs[slot].phase = PHASE_COMMITTED;
     sim__run_finish(sim, slot, OUT_COMMITTED);
     run_ended(sim, slot);
@@ -533,7 +556,6 @@ int sim_run_cancel(struct sim *sim, uint64_t run)
 int sim_deliver(struct sim *sim, uint32_t handler, uint64_t id)
 {
     SIM_ASSERT(handler < sim->w.nh);
-    sim__policy_event(sim);
     const struct handler_def *hd = sim__hdef(sim, handler);
     uint32_t ppm = 0;
     for (uint8_t k = 0; k < hd->nfails; k++)

@@ -21,6 +21,7 @@
 #include "sim/store.h"
 #include "sim/store_int.h"
 
+#include <errno.h>
 #include <inttypes.h>
 #include <math.h>
 #include <stdarg.h>
@@ -249,6 +250,7 @@ static const char *const stmt_what[S_COUNT] = {
 
 struct store {
     sqlite3 *db;
+    int fault;                     /* opening failed on a write fault (STORE_EWRITE) */
     char *path;                    /* as given to store_open, for messages */
     sqlite3_stmt *stmt[S_COUNT];
     int bind_rc;                   /* first failed bind since the last step, SQLITE_OK if none */
@@ -272,10 +274,39 @@ static void set_err(char *err, size_t n, const char *fmt, ...)
 /* The message for a failure while opening: sqlite's own text, quoted after
  * what was being done.  A file that is not a database is reported as such,
  * whichever statement first read it. */
-static void open_err(const struct store *st, int rc, const char *what, const char *msg, char *err, size_t n)
+/* Whether sqlite's rc says the file cannot be written (rather than that it
+ * is not ours to write): read-only, locked, full, an I/O error. */
+static int write_fault(int rc)
 {
+    switch (rc & 0xff) {
+    case SQLITE_READONLY: case SQLITE_BUSY: case SQLITE_LOCKED: case SQLITE_FULL: case SQLITE_IOERR:
+    case SQLITE_CANTOPEN: case SQLITE_PERM:
+        return 1;
+    }
+    return 0;
+}
+
+/* sqlite's message, and for an I/O error the system's reason after it
+ * ("disk I/O error (File too large)"), in buf. */
+static const char *io_msg(sqlite3 *db, int rc, const char *msg, char *buf, size_t n)
+{
+    int e = db ? sqlite3_system_errno(db) : 0;
+    if ((rc & 0xff) != SQLITE_IOERR && (rc & 0xff) != SQLITE_FULL && (rc & 0xff) != SQLITE_CANTOPEN)
+        e = 0;
+    if (e)
+        snprintf(buf, n, "%s (%s)", msg, strerror(e));
+    else
+        snprintf(buf, n, "%s", msg);
+    return buf;
+}
+
+static void open_err(struct store *st, int rc, const char *what, const char *msg, char *err, size_t n)
+{
+    char b[320];
+    st->fault |= write_fault(rc);
     if (!msg)
         msg = sqlite3_errstr(rc);
+    msg = io_msg(st->db, rc, msg, b, sizeof b);
     if ((rc & 0xff) == SQLITE_NOTADB)
         set_err(err, n, "cannot open results database '%s': %s", st->path, msg);
     else
@@ -496,6 +527,13 @@ int store_open(const char *path, struct store **out, char *err, size_t n)
     if (rc != SQLITE_OK) {
         set_err(err, n, "cannot open results database '%s': %s", path,
                 st->db ? sqlite3_errmsg(st->db) : sqlite3_errstr(rc));
+        st->fault = write_fault(rc);
+        goto fail;
+    }
+    if (sqlite3_db_readonly(st->db, "main") == 1) {
+        /* sqlite falls back to reading a file it may not write. */
+        set_err(err, n, "results database '%s' is read-only", path);
+        st->fault = 1;
         goto fail;
     }
     rc = sqlite3_extended_result_codes(st->db, 1);
@@ -527,9 +565,10 @@ int store_open(const char *path, struct store **out, char *err, size_t n)
     *out = st;
     return 0;
 
-fail:
+fail:;
+    int ret = st->fault ? STORE_EWRITE : -1;
     store_free(st);
-    return -1;
+    return ret;
 }
 
 void store_close(struct store *st)
@@ -608,9 +647,11 @@ static int step(struct store *st, enum stmt_id id, char *err, size_t n)
         if (rc == SQLITE_DONE)
             rc = SQLITE_OK;
     }
-    if (rc != SQLITE_OK)
+    if (rc != SQLITE_OK) {
+        char b[320];
         set_err(err, n, "results database '%s': cannot %s: %s", st->path, stmt_what[id],
-                st->bind_rc != SQLITE_OK ? sqlite3_errstr(rc) : sqlite3_errmsg(st->db));
+                st->bind_rc != SQLITE_OK ? sqlite3_errstr(rc) : io_msg(st->db, rc, sqlite3_errmsg(st->db), b, sizeof b));
+    }
     /* reset repeats the step's error code, already reported above. */
     int rrc = sqlite3_reset(s);
     int crc = sqlite3_clear_bindings(s);

@@ -67,11 +67,20 @@ struct store_run {
     const char *sweep;             /* its parameter-study point, "period=10s,x=2"; "" none */
 };
 
-/* Opens (creating if needed) the database at path.  0, or -1 with err. */
+/* store_open's return when the file cannot be written (read-only, locked
+ * by another process, disk full, an I/O error, a folder that cannot hold
+ * it), as opposed to -1: a file that is not a results database of this
+ * version. */
+#define STORE_EWRITE (-2)
+
+/* Opens (creating if needed) the database at path.  0, or -1 or
+ * STORE_EWRITE with err. */
 int store_open(const char *path, struct store **out, char *err, size_t n);
 void store_close(struct store *st);
 /* Writes one run in one transaction; *run_id gets its id.  0, or -1 with
- * err (and nothing written). */
+ * err (and nothing written).  Every input is checked before a run is
+ * written, so a failure here is a write fault (read-only, locked, full,
+ * an I/O error, a file-size limit). */
 int store_write_run(struct store *st, const struct store_run *r, int64_t *run_id, char *err, size_t n);
 
 /* --- a dedicated writer ------------------------------------------------------------------------

@@ -31,6 +31,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/types.h>
+#ifdef __linux__
+#include <sys/prctl.h>
+#endif
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -373,10 +376,22 @@ struct pool {
     size_t n;
 };
 
+/* In a new worker: be killed when the parent process ends (Linux), and
+ * exit at once if it already has. */
+static void worker_orphan_guard(pid_t parent)
+{
+#ifdef __linux__
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+#endif
+    if (getppid() != parent)
+        _exit(3);
+}
+
 /* Forks the workers, each with its own pair of pipes.  0, or -1 with err. */
 static int start_workers(struct pool *p, const struct sweep_opts *o, sweep_job_fn job_at, void *ctx)
 {
     struct worker *w = p->w;
+    pid_t parent = getpid();
     for (int i = 0; i < p->nw; i++) {
         int cmd[2], res[2];
         if (pipe(cmd) != 0) {
@@ -396,6 +411,9 @@ static int start_workers(struct pool *p, const struct sweep_opts *o, sweep_job_f
             return -1;
         }
         if (pid == 0) {
+            /* A worker dies with its parent, even in the middle of a job;
+             * between jobs it would also see the command pipe's end. */
+            worker_orphan_guard(parent);
             /* Only this worker's own ends stay open: a sibling's pipe held
              * open here would hide that sibling's end of file. */
             for (int k = 0; k < i; k++) {

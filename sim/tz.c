@@ -25,6 +25,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "sim/syntax.h"
 #include "sim/util.h"
 
 #define TZ_DIR_DEFAULT "/usr/share/zoneinfo"
@@ -78,6 +79,13 @@ static int errf(char *err, size_t errlen, const char *fmt, ...)
         va_end(ap);
     }
     return -1;
+}
+
+/* s escaped into q (SCN_QUOTE_MAX bytes) for quoting in a message. */
+static const char *esc(char *q, const char *s)
+{
+    scn_escape(q, SCN_QUOTE_MAX, s);
+    return q;
 }
 
 /* ---- civil dates ---- */
@@ -595,7 +603,9 @@ static void tzif_extend(struct cal_zone *z, size_t *cap)
     int64_t y0, first_y;
     int mon, mday;
     cal__civil_from_days(cal__floor_div(z->t[z->n - 1], CAL__S_PER_DAY), &y0, &mon, &mday);
-    first_y = y0 - 1;
+    /* A table that ends before year 1 (a crafted file) gets the rule from
+     * year 0 on: earlier instants are never looked up (cal_local saturates). */
+    first_y = y0 - 1 < CAL_YEAR_MIN - 1 ? CAL_YEAR_MIN - 1 : y0 - 1;
     if (first_y >= TZ_GEN_END_YEAR)
         return;
     size_t ne = (size_t)(TZ_GEN_END_YEAR - first_y + 1) * 2;
@@ -676,6 +686,25 @@ static int name_ok(const char *name)
     }
 }
 
+int cal__zone_from_tzif(const unsigned char *buf, size_t len, const char *name, struct cal_zone **out,
+                        const char **why)
+{
+    SIM_ASSERT(strlen(name) <= CAL_ZONE_NAME_MAX);
+    struct cal_zone *z = xcalloc(1, sizeof *z);
+    memcpy(z->name, name, strlen(name) + 1);
+    if (tzif_parse(buf, len, z, why)) {
+        zone_free(z);
+        return -1;
+    }
+    *out = z;
+    return 0;
+}
+
+void cal__zone_free(struct cal_zone *z)
+{
+    zone_free(z);
+}
+
 static int zone_load(const char *name, struct cal_zone **out, char *err, size_t errlen)
 {
     const char *dir = getenv("TZDIR");
@@ -716,18 +745,14 @@ static int zone_load(const char *name, struct cal_zone **out, char *err, size_t 
         free(buf);
         return errf(err, errlen, "cannot read time zone '%s': %s: short read", name, path);
     }
-    struct cal_zone *z = xcalloc(1, sizeof *z);
-    memcpy(z->name, name, strlen(name) + 1);
     const char *why = NULL;
-    int rc = tzif_parse(buf, len, z, &why);
+    int rc = cal__zone_from_tzif(buf, len, name, out, &why);
     free(buf);
     if (rc) {
-        zone_free(z);
         if (strcmp(why, "not a TZif file") == 0)
             return errf(err, errlen, "unknown time zone '%s' (not a TZif file)", name);
         return errf(err, errlen, "time zone '%s': bad TZif file %s: %s", name, path, why);
     }
-    *out = z;
     return 0;
 }
 
@@ -742,7 +767,8 @@ int cal_zone_get(const char *name, const struct cal_zone **out, char *err, size_
         if (strlen(name) > CAL_ZONE_NAME_MAX)
             return errf(err, errlen, "time zone name too long (%zu characters, limit %d)", strlen(name),
                         CAL_ZONE_NAME_MAX);
-        return errf(err, errlen, "invalid time zone name '%s'", name);
+        char q[SCN_QUOTE_MAX];
+        return errf(err, errlen, "invalid time zone name '%s'", esc(q, name));
     }
     for (size_t i = 0; i < tz_ncache; i++) {
         if (strcmp(tz_cache[i]->name, name) == 0) {
@@ -807,14 +833,16 @@ int cal_from_local(const struct cal_zone *z, int year, int mon, int mday, int ho
         return -1;
     int64_t wall = cal__days_from_civil(year, mon, mday) * CAL__S_PER_DAY + hour * 3600 + min * 60 + sec;
     /* A solution u has wall - u equal to one of the zone's offsets, so it
-     * lies in [wall - max_off, wall - min_off]: walk the segments there. */
+     * lies in [wall - max_off, wall - min_off]: walk the segments there
+     * (a window of at most 52 h, which a crafted file can fill with every
+     * one of its transitions, and the rule with a few more). */
     int64_t lo = wall - z->max_off, hi = wall - z->min_off;
     struct cal__seg s;
     cal__seg_at(z, lo, &s);
     int found = 0;
     int64_t first = 0, gap_at = INT64_MIN;
-    for (int guard = 0;; guard++) {
-        SIM_ASSERT(guard < 1000);
+    for (size_t guard = 0;; guard++) {
+        SIM_ASSERT(guard <= z->n + 8);
         int64_t u = wall - s.off;
         if (u >= s.start && u < s.end) {
             if (!found)
@@ -855,6 +883,7 @@ static int digits(const char **pp, int n, int *out)
 
 int cal_parse_instant(const char *s, int64_t *utc_s, char *err, size_t errlen)
 {
+    char q[SCN_QUOTE_MAX];
     static const char expect[] = "expected YYYY-MM-DD, YYYY-MM-DDTHH:MM:SSZ or YYYY-MM-DDTHH:MM:SS+HH:MM";
     size_t len = strlen(s);
     if (len > TZ_INSTANT_MAX)
@@ -862,22 +891,22 @@ int cal_parse_instant(const char *s, int64_t *utc_s, char *err, size_t errlen)
     const char *p = s;
     int y, mo, d, h = 0, mi = 0, se = 0, oh = 0, om = 0, sign = 1;
     if (digits(&p, 4, &y) || *p++ != '-' || digits(&p, 2, &mo) || *p++ != '-' || digits(&p, 2, &d))
-        return errf(err, errlen, "invalid instant '%s': %s", s, expect);
+        return errf(err, errlen, "invalid instant '%s': %s", esc(q, s), expect);
     if (*p) {
         if (*p++ != 'T' || digits(&p, 2, &h) || *p++ != ':' || digits(&p, 2, &mi) || *p++ != ':' ||
             digits(&p, 2, &se))
-            return errf(err, errlen, "invalid instant '%s': %s", s, expect);
+            return errf(err, errlen, "invalid instant '%s': %s", esc(q, s), expect);
         if (*p == 'Z') {
             p++;
         } else if (*p == '+' || *p == '-') {
             sign = *p++ == '-' ? -1 : 1;
             if (digits(&p, 2, &oh) || *p++ != ':' || digits(&p, 2, &om))
-                return errf(err, errlen, "invalid instant '%s': %s", s, expect);
+                return errf(err, errlen, "invalid instant '%s': %s", esc(q, s), expect);
         } else {
-            return errf(err, errlen, "invalid instant '%s': missing 'Z' or UTC offset (%s)", s, expect);
+            return errf(err, errlen, "invalid instant '%s': missing 'Z' or UTC offset (%s)", esc(q, s), expect);
         }
         if (*p)
-            return errf(err, errlen, "invalid instant '%s': %s", s, expect);
+            return errf(err, errlen, "invalid instant '%s': %s", esc(q, s), expect);
     }
     if (y < CAL_YEAR_MIN)
         return errf(err, errlen, "year '%.4s' out of range 0001-9999 in '%s'", s, s);

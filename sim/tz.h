@@ -39,4 +39,12 @@ void cal__seg_at(const struct cal_zone *z, int64_t u, struct cal__seg *s);
 /* Smallest and largest UTC offset the zone ever uses. */
 void cal__off_range(const struct cal_zone *z, int32_t *min_off, int32_t *max_off);
 
+/* Builds a zone called name from a TZif image (RFC 8536), as cal_zone_get
+ * does from a file, outside the cache: for tests and the fuzz target.
+ * Returns 0 with *out (free it with cal__zone_free), or -1 with a reason in
+ * why. */
+int cal__zone_from_tzif(const unsigned char *buf, size_t len, const char *name, struct cal_zone **out,
+                        const char **why);
+void cal__zone_free(struct cal_zone *z);
+
 #endif

@@ -13,7 +13,7 @@ fail=0
 cmds=$(sed -n '/^commands:$/,/^$/{s/^  \([a-z]*\) .*/\1/p}' "$tmp/main")
 n=$(echo "$cmds" | grep -c .)
 [ "$n" -ge 7 ] || { echo "FAIL simrun --help lists $n commands"; cat "$tmp/main"; fail=1; }
-for want in run check report diff validate policies version; do
+for want in run check report diff validate policies version shrink swarm; do
     echo "$cmds" | grep -qx "$want" || { echo "FAIL simrun --help does not list $want"; fail=1; }
 done
 docs=$(cat README.md docs/*.md)

@@ -1185,8 +1185,15 @@ static void test_tod(void **state)
     expect_tod_err(" 09:00", "invalid time of day ' 09:00': expected HH:MM, 00:00 to 23:59");
     expect_tod_err("", "invalid time of day '': expected HH:MM, 00:00 to 23:59");
     expect_tod_err("-1:00", "invalid time of day '-1:00': expected HH:MM, 00:00 to 23:59");
+    /* Quoted as every message quotes a user's text (scn_escape): control
+     * bytes and invalid UTF-8 as \xNN, and cut with "..." past about 90
+     * bytes. */
     expect_tod_err("0123456789012345678901234567890123456789",
-                   "invalid time of day '01234567890123456789012345678901'...: expected HH:MM, 00:00 to 23:59");
+                   "invalid time of day '0123456789012345678901234567890123456789': expected HH:MM, 00:00 to 23:59");
+    expect_tod_err("0\xff:\x1b" "0", "invalid time of day '0\\xff:\\x1b0': expected HH:MM, 00:00 to 23:59");
+    expect_tod_err("0000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000",
+                   "invalid time of day '" "0000000000000000000000000000000000000000000000000000000000000000000000"
+                   "0000000000000000000000...': expected HH:MM, 00:00 to 23:59");
     const struct cal_zone *ber = zone("Europe/Berlin");
     EXPECT_T(cal_tod_next(540, ber, at("2025-03-07T07:00:00Z")), at("2025-03-07T08:00:00Z"), "09:00 Berlin");
     EXPECT_T(cal_tod_next(540, ber, at("2025-03-07T08:00:00Z")), at("2025-03-08T08:00:00Z"), "09:00, strictly after");

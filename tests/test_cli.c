@@ -236,7 +236,7 @@ static void test_main_help_lists_every_command(void **state)
         EXPECT_HAS(buf, row, "simrun --help");
         EXPECT_HAS(buf, cli_commands[i]->summary, cli_commands[i]->name);
     }
-    EXPECT_I64(n, 10, "commands");
+    EXPECT_I64(n, 12, "commands");
     free(buf);
 }
 

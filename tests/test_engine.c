@@ -113,6 +113,50 @@ static void test_livelock_timer(void **state)
     scenario_free(s);
 }
 
+/* A large world is no livelock, under any policy: 300 000 instances of a
+ * daily producer and its consumer, whose runs take no time, start 600 000
+ * runs at t = 0 (with their timers, ticks, publishes and phases, some three
+ * million events at one instant), one per handler, each with progress.
+ * The former rule, a million policy events at one instant, stopped every
+ * policy here at t = 0. */
+static void test_no_livelock_large_world(void **state)
+{
+    (void)state;
+    const char *text = "horizon 1m\ndrain 0\nworkflow w x 300000\n  producer p every 1d runs 0 publish t\n"
+                       "  consumer c subscribe t fifo runs 0\n";
+    for (int i = 0; i < policy_registry_count; i++) {
+        struct sim_result r;
+        simtest_run(text, policy_registry[i]->name, NULL, 0, 0, &r);
+        if (r.status != SIM_OK)
+            fail_msg("%s: %s", policy_registry[i]->name, r.status_msg);
+        assert_false(r.ck.livelock);
+        if (!strcmp(policy_registry[i]->name, "oracle"))
+            assert_true(r.ck.total.runs == 600000 && r.ck.total.processed == 300000);
+        sim_result_free(&r);
+    }
+}
+
+/* The livelock rule per handler: the oracle retries a failed run at once;
+ * a consumer whose every run fails at once is started again and again at
+ * one instant with no progress, and is stopped after SIM_LIVELOCK_RUNS. */
+static void test_livelock_per_handler(void **state)
+{
+    (void)state;
+    struct scenario *s = parse("horizon 1h\nworkflow w\n  consumer c subscribe t fifo runs 0\n"
+                               "publish t at 10m\nfail w.c transient 100%\n");
+    struct params ps = {0};
+    struct sim_opts o = {.seed = 1};
+    struct sim_result r;
+    sim_run(s, policy_find("oracle"), &ps, &o, &r);
+    assert_int_equal(r.status, SIM_LIVELOCK);
+    assert_non_null(strstr(r.status_msg, "handler w.c started more than 100000 runs at 00:10:00"));
+    assert_true(r.end_us == 10 * US_PER_MIN);
+    assert_true(r.ck.total.runs_failed == SIM_LIVELOCK_RUNS);
+    assert_true(r.ck.livelock);
+    sim_result_free(&r);
+    scenario_free(s);
+}
+
 /* --- durable vs volatile ------------------------------------------------- */
 
 static int starts_seen, restarts_seen, marker_after_restart;
@@ -313,6 +357,7 @@ int main(void)
         cmocka_unit_test(test_livelock_timer),        cmocka_unit_test(test_crash_recreates_volatile),
         cmocka_unit_test(test_ticker_costs_nothing),  cmocka_unit_test(test_deliveries),
         cmocka_unit_test(test_ticker_stop),           cmocka_unit_test(test_run_taken_and_notes),
+        cmocka_unit_test(test_no_livelock_large_world), cmocka_unit_test(test_livelock_per_handler),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     cal_zone_cache_free();
