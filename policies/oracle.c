@@ -121,8 +121,8 @@ static void resume_cut_runs(struct policy *p, uint8_t *resumed)
     for (size_t i = 0; i < n; i++) {
         struct sim_run_info ri;
         sim_run_get(p->sim, cut[i], &ri);
-        int cut = !ri.active && (ri.outcome == OUT_CRASHED || ri.outcome == OUT_CUTOFF);
-        if (cut && (ri.mutation_applied || ri.resume_of)) { /* a resumed run starts past its mutation */
+        int ended = !ri.active && (ri.outcome == OUT_CRASHED || ri.outcome == OUT_CUTOFF);
+        if (ended && (ri.mutation_applied || ri.resume_of)) { /* a resumed run starts past its mutation */
             struct run_req rq = RUN_REQ_INIT;
             rq.handler = ri.handler;
             rq.reason = REASON_RECOVER;
