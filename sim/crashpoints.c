@@ -364,36 +364,6 @@ static int fail(struct explore *x, const char *fmt, const char *what)
     return -1;
 }
 
-static int write_all(int fd, const void *p, size_t n)
-{
-    const char *c = p;
-    while (n) {
-        ssize_t w = write(fd, c, n);
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w <= 0)
-            return -1;
-        c += w;
-        n -= (size_t)w;
-    }
-    return 0;
-}
-
-static int read_all(int fd, void *p, size_t n)
-{
-    char *c = p;
-    size_t got = 0;
-    while (got < n) {
-        ssize_t r = read(fd, c + got, n - got);
-        if (r < 0 && errno == EINTR)
-            continue;
-        if (r <= 0)
-            return -1;
-        got += (size_t)r;
-    }
-    return 0;
-}
-
 /* In a child: sends the result and ends the process (no atexit handler,
  * no stdio flush: nothing of the parent's is written twice). */
 static _Noreturn void child_send(struct explore *x, const struct sim_result *res)
@@ -402,7 +372,7 @@ static _Noreturn void child_send(struct explore *x, const struct sim_result *res
     size_t len;
     sweep_result_encode(res, &b, &len);
     uint64_t head[2] = {x->child_pt, len};
-    int bad = write_all(x->child_fd, head, sizeof head) || write_all(x->child_fd, b, len);
+    int bad = sim_write_all(x->child_fd, head, sizeof head) || sim_write_all(x->child_fd, b, len);
     _exit(bad ? 3 : 0);
 }
 
@@ -451,10 +421,10 @@ static void child_read(struct explore *x, int i)
     x->kids[i] = x->kids[--x->nkids];
     uint64_t head[2];
     char *b = NULL;
-    int ok = read_all(c.fd, head, sizeof head) == 0 && head[0] == c.pt && head[1] < ((uint64_t)1 << 40);
+    int ok = sim_read_all(c.fd, head, sizeof head) == 1 && head[0] == c.pt && head[1] < ((uint64_t)1 << 40);
     if (ok) {
         b = xmalloc(head[1] ? (size_t)head[1] : 1);
-        ok = read_all(c.fd, b, (size_t)head[1]) == 0;
+        ok = sim_read_all(c.fd, b, (size_t)head[1]) == 1;
     }
     close(c.fd);
     int st = 0;

@@ -215,41 +215,6 @@ static void decode(const char *msg, size_t len, struct sweep_out *out, const cha
     SIM_ASSERT(rd.left == 0);
 }
 
-/* --- pipes ------------------------------------------------------------------------- */
-
-static int write_all(int fd, const void *p, size_t n)
-{
-    const char *c = p;
-    while (n) {
-        ssize_t w = write(fd, c, n);
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w <= 0)
-            return -1;
-        c += w;
-        n -= (size_t)w;
-    }
-    return 0;
-}
-
-/* 1 when n bytes were read, 0 at end of file before any, -1 otherwise. */
-static int read_all(int fd, void *p, size_t n)
-{
-    char *c = p;
-    size_t got = 0;
-    while (got < n) {
-        ssize_t r = read(fd, c + got, n - got);
-        if (r < 0 && errno == EINTR)
-            continue;
-        if (r < 0)
-            return -1;
-        if (r == 0)
-            return got == 0 ? 0 : -1;
-        got += (size_t)r;
-    }
-    return 1;
-}
-
 /* --- worker -------------------------------------------------------------------------- */
 
 /* The child's loop: a job number in, a result out, until the parent closes
@@ -264,7 +229,7 @@ static _Noreturn void worker_main(int cmd_fd, int res_fd, size_t njobs, const st
     signal(SIGTERM, SIG_IGN);
     for (;;) {
         uint64_t job;
-        int rc = read_all(cmd_fd, &job, sizeof job);
+        int rc = sim_read_all(cmd_fd, &job, sizeof job);
         if (rc == 0)
             _exit(0);
         if (rc < 0 || job >= njobs)
@@ -288,7 +253,7 @@ static _Noreturn void worker_main(int cmd_fd, int res_fd, size_t njobs, const st
         memcpy(b.p + sizeof head[0], &len, sizeof len);
         free(text);
         out_free(&out);
-        if (write_all(res_fd, b.p, b.n) != 0)
+        if (sim_write_all(res_fd, b.p, b.n) != 0)
             _exit(3);
     }
 }
@@ -441,7 +406,7 @@ static int send_jobs(struct pool *p, const struct sweep_opts *o)
         if (p->w[i].busy)
             continue;
         uint64_t job = p->next_send;
-        if (write_all(p->w[i].cmd_fd, &job, sizeof job) != 0) {
+        if (sim_write_all(p->w[i].cmd_fd, &job, sizeof job) != 0) {
             worker_lost(p->w, i, p->err, p->n);
             p->failed = 1;
             return -1;
@@ -478,7 +443,7 @@ static int read_result(struct pool *p, int i)
 {
     struct worker *w = &p->w[i];
     uint64_t head[2];
-    if (read_all(w->res_fd, head, sizeof head) != 1) {
+    if (sim_read_all(w->res_fd, head, sizeof head) != 1) {
         worker_lost(p->w, i, p->err, p->n);
         p->failed = 1;
         return -1;
@@ -488,7 +453,7 @@ static int read_result(struct pool *p, int i)
     struct slot *s = &p->slots[job % p->window];
     SIM_ASSERT(!s->full);
     s->msg = xmalloc(len ? (size_t)len : 1);
-    if (read_all(w->res_fd, s->msg, (size_t)len) != 1 && len) {
+    if (sim_read_all(w->res_fd, s->msg, (size_t)len) != 1 && len) {
         free(s->msg);
         s->msg = NULL;
         worker_lost(p->w, i, p->err, p->n);

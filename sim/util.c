@@ -4,6 +4,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <errno.h>
+#include <unistd.h>
 
 static _Noreturn void oom(size_t n)
 {
@@ -112,4 +114,36 @@ uint64_t sim_fnv(uint64_t h, const void *p, size_t n)
         h *= UINT64_C(0x100000001b3);
     }
     return h;
+}
+
+int sim_write_all(int fd, const void *p, size_t n)
+{
+    const char *c = p;
+    while (n) {
+        ssize_t w = write(fd, c, n);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0)
+            return -1;
+        c += w;
+        n -= (size_t)w;
+    }
+    return 0;
+}
+
+int sim_read_all(int fd, void *p, size_t n)
+{
+    char *c = p;
+    size_t got = 0;
+    while (got < n) {
+        ssize_t r = read(fd, c + got, n - got);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r < 0)
+            return -1;
+        if (r == 0)
+            return got == 0 ? 0 : -1;
+        got += (size_t)r;
+    }
+    return 1;
 }

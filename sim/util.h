@@ -36,6 +36,11 @@ _Noreturn void sim_bug(const char *file, int line, const char *what);
 /* Formats a duration in microseconds compactly and exactly: "0", "250ms",
  * "1d02:00:00", "1d02:00:00.000250".  Negative values get a '-'. */
 void sim_fmt_dur(int64_t us, char *buf, size_t n);
+/* Pipes between simrun's processes: all n bytes, retrying on EINTR.
+ * sim_write_all: 0, or -1.  sim_read_all: 1 when n bytes were read, 0 at
+ * end of file before any, -1 otherwise (an error, or end of file midway). */
+int sim_write_all(int fd, const void *p, size_t n);
+int sim_read_all(int fd, void *p, size_t n);
 /* 64-bit FNV-1a over bytes, continuing from h (start with SIM_FNV_INIT). */
 #define SIM_FNV_INIT UINT64_C(0xcbf29ce484222325)
 uint64_t sim_fnv(uint64_t h, const void *p, size_t n);
