@@ -33,12 +33,13 @@ struct oracle_h {
     int64_t committed_due;         /* last committed due, -1 none */
     int64_t next_due;              /* next due to serve */
     uint64_t last_run;             /* latest run id, 0 none */
+    uint64_t held;                 /* a run of h held until its on_run_end, 0 none */
 };
 
 struct oracle_durable {
     struct oracle_h *h;            /* [nh] */
-    uint64_t *held;                /* runs started and not yet ended through on_run_end, held */
-    size_t nheld, held_cap;
+    uint64_t *more;                /* further held runs of producers whose runs overlap */
+    size_t nmore, more_cap;
 };
 
 struct policy {
@@ -59,15 +60,30 @@ static void start_run(struct policy *p, const struct run_req *rq)
     if (!id)
         return;
     sim_run_hold(p->sim, id);
-    d->held = sim_dgrow(p->sim, d->held, sizeof *d->held, &d->held_cap, d->nheld + 1);
-    d->held[d->nheld++] = id;
+    if (!d->h[rq->handler].held) {
+        d->h[rq->handler].held = id;
+        return;
+    }
+    d->more = sim_dgrow(p->sim, d->more, sizeof *d->more, &d->more_cap, d->nmore + 1);
+    d->more[d->nmore++] = id;
 }
 
-static void unhold(struct policy *p, size_t i)
+/* Releases the hold on run of h, in its own on_run_end (still readable
+ * there): O(1) unless h's runs overlap. */
+static void unhold(struct policy *p, uint32_t h, uint64_t run)
 {
     struct oracle_durable *d = p->d;
-    sim_run_release(p->sim, d->held[i]);
-    d->held[i] = d->held[--d->nheld];
+    if (d->h[h].held == run) {
+        d->h[h].held = 0;
+    } else {
+        size_t i = 0;
+        while (i < d->nmore && d->more[i] != run)
+            i++;
+        if (i == d->nmore)
+            return;
+        d->more[i] = d->more[--d->nmore];
+    }
+    sim_run_release(p->sim, run);
 }
 
 static int cmp_u64(const void *a, const void *b)
@@ -112,12 +128,18 @@ static void producer_fire(struct policy *p, uint32_t h, int64_t due_us, enum run
 static void resume_cut_runs(struct policy *p, uint8_t *resumed)
 {
     struct oracle_durable *d = p->d;
-    size_t n = d->nheld;
-    uint64_t *cut = xmalloc((n ? n : 1) * sizeof *cut);
-    if (n) /* held is NULL before the first run */
-        memcpy(cut, d->held, n * sizeof *cut);
+    size_t n = 0;
+    uint64_t *cut = xmalloc((p->t->nh + d->nmore + 1) * sizeof *cut);
+    for (uint32_t h = 0; h < p->t->nh; h++)
+        if (d->h[h].held) {
+            cut[n++] = d->h[h].held;
+            d->h[h].held = 0;
+        }
+    if (d->nmore) /* more is NULL before the first overlap */
+        memcpy(cut + n, d->more, d->nmore * sizeof *cut);
+    n += d->nmore;
     qsort(cut, n, sizeof *cut, cmp_u64);
-    d->nheld = 0; /* each hold is released below, after its last read */
+    d->nmore = 0; /* each hold is released below, after its last read */
     for (size_t i = 0; i < n; i++) {
         struct sim_run_info ri;
         sim_run_get(p->sim, cut[i], &ri);
@@ -217,11 +239,7 @@ static void oracle_on_timer(struct policy *p, uint32_t tag, uint64_t arg, int64_
 static void oracle_on_run_end(struct policy *p, const struct run_result *r, int64_t now_us)
 {
     uint32_t h = r->handler;
-    for (size_t i = 0; i < p->d->nheld; i++)
-        if (p->d->held[i] == r->run) {
-            unhold(p, i); /* still readable here, in its own on_run_end */
-            break;
-        }
+    unhold(p, h, r->run);
     if (p->t->h_kind[h] == H_CONSUMER) {
         consumer_eval(p, h, now_us);
         return;
