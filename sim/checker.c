@@ -77,7 +77,7 @@ int64_t ck_next_unserved_due(const struct checker *c, uint32_t h)
 
 static struct ck_item *item_find(const struct checker *c, uint64_t item)
 {
-    uint32_t slot = idmap_get(&c->item_map, item);
+    uint32_t slot = idwin_get(&c->item_map, item);
     SIM_ASSERT(slot != IDMAP_NONE); /* published and not retired */
     return &c->items[slot];
 }
@@ -128,7 +128,7 @@ void checker_publish(struct checker *c, uint64_t item, uint32_t consumer, int64_
     uint32_t slot = item_alloc(c);
     c->items[slot] = (struct ck_item){.origin_us = origin_us, .id = item, .consumer = consumer,
                                       .k_pub = (uint32_t)c->ncrashes, .drop_crash = -1};
-    idmap_put(&c->item_map, item, slot);
+    idwin_put(&c->item_map, item, slot);
     c->nitems++;
     c->tm[ck_tmpl(c, consumer)].published++;
     ck_pend_inc(c, consumer);
@@ -152,13 +152,13 @@ void checker_drop(struct checker *c, uint64_t item, enum drop_cause cause, int64
 void checker_item_retire(struct checker *c, uint64_t item, int64_t now_us)
 {
     ck_advance(c, now_us);
-    uint32_t slot = idmap_get(&c->item_map, item);
+    uint32_t slot = idwin_get(&c->item_map, item);
     SIM_ASSERT(slot != IDMAP_NONE);
     struct ck_item *it = &c->items[slot];
     SIM_ASSERT(it->flags & (IT_PROCESSED | IT_DROPPED)); /* not pending */
     SIM_ASSERT(it->nactive == 0);                         /* no run holds it */
     item_settle(c, it);
-    idmap_del(&c->item_map, item);
+    idwin_del(&c->item_map, item);
     it->consumer = c->items_free;
     c->items_free = slot;
 }
@@ -228,7 +228,7 @@ void checker_free(struct checker *c)
     free(c->tm);
     metrics_free(&c->total);
     free(c->items);
-    idmap_free(&c->item_map);
+    idwin_free(&c->item_map);
     free(c->hs);
     for (uint32_t p = 0; p < c->nprods; p++) {
         pset_free(&c->prods[p].committed);
@@ -254,12 +254,12 @@ void checker_free(struct checker *c)
 
 uint64_t checker_bytes(const struct checker *c)
 {
-    return c->bytes + idmap_bytes(&c->item_map) + idmap_bytes(&c->run_map) + idmap_bytes(&c->dl_pending);
+    return c->bytes + idwin_bytes(&c->item_map) + idmap_bytes(&c->run_map) + idmap_bytes(&c->dl_pending);
 }
 
 uint64_t checker_item_bytes(void)
 {
-    return sizeof(struct ck_item) + 2 * sizeof(struct idmap_ent);
+    return sizeof(struct ck_item) + 2 * sizeof(uint32_t); /* its id map: a window ring, half full at worst */
 }
 
 uint64_t checker_handler_bytes(void)
@@ -361,7 +361,7 @@ static int units_hold(struct checker *c, const struct checker_run *r, uint32_t t
                 doubled_dec(c, UINT32_MAX, it->id, now_us);
         }
     }
-    if (c->hs[r->handler].prod == CK_NIL || r->due_us < 0)
+    if (r->prod == CK_NIL || r->due_us < 0)
         return shared;
     return due_hold(c, r->handler, tmpl, r->due_us, delta, now_us) | shared;
 }
@@ -425,7 +425,7 @@ static void run_take(struct checker *c, struct checker_run *r, uint32_t handler,
     }
     for (uint32_t i = 0; i < n; i++) {
         SIM_ASSERT(taken[i] < c->nitems);
-        uint32_t slot = idmap_get(&c->item_map, taken[i]);
+        uint32_t slot = idwin_get(&c->item_map, taken[i]);
         SIM_ASSERT(slot != IDMAP_NONE);
         SIM_ASSERT(c->items[slot].consumer == handler);
         dst[i] = slot;
@@ -564,7 +564,7 @@ void checker_run_start_at(struct checker *c, struct checker_run *r, uint64_t run
     struct metrics *m = &c->tm[tmpl];
 
     *r = (struct checker_run){.start_us = now_us, .due_us = due_us, .id = run, .handler = handler,
-                              .cohort = cohort_join(c, now_us)};
+                              .tmpl = tmpl, .prod = s->prod, .cohort = cohort_join(c, now_us)};
     run_take(c, r, handler, taken, n);
 
     m->runs++;
@@ -616,7 +616,7 @@ void checker_mutated_at(struct checker *c, struct checker_run *r, int64_t now_us
 {
     ck_advance(c, now_us);
     SIM_ASSERT(r->id != 0);
-    uint32_t tmpl = ck_tmpl(c, r->handler);
+    uint32_t tmpl = r->tmpl;
     const uint32_t *slots = ck_run_items(r);
     for (uint32_t i = 0; i < r->n; i++) {
         struct ck_item *it = &c->items[slots[i]];
@@ -624,7 +624,7 @@ void checker_mutated_at(struct checker *c, struct checker_run *r, int64_t now_us
             double_effect(c, tmpl);
         it->flags |= IT_MUTATED;
     }
-    uint32_t p = c->hs[r->handler].prod;
+    uint32_t p = r->prod;
     if (p != CK_NIL && r->due_us >= 0 && pset_insert(&c->prods[p].mutated, r->due_us, &c->bytes))
         double_effect(c, tmpl);
 }
@@ -659,9 +659,9 @@ void checker_run_end_at(struct checker *c, struct checker_run *r, enum run_outco
     ck_advance(c, now_us);
     SIM_ASSERT(r->id != 0);
     uint32_t h = r->handler;
-    uint32_t tmpl = ck_tmpl(c, h);
+    uint32_t tmpl = r->tmpl;
     struct metrics *m = &c->tm[tmpl];
-    uint32_t p = c->hs[h].prod;
+    uint32_t p = r->prod;
 
     if (c->ngroups)
         group_end(c, group_of(c, h), now_us);
@@ -794,9 +794,12 @@ void checker_finish(struct checker *c, int64_t end_us, struct checker_result *ou
     for (size_t i = 0; i < c->dl_pending.cap; i++)
         if (c->dl_pending.v[i].key)
             c->tm[c->dl_pending.v[i].val].undelivered++;
+    for (size_t m = 0; m < c->item_map.old.cap; m++)
+        if (c->item_map.old.v[m].key)
+            item_settle(c, &c->items[c->item_map.old.v[m].val]);
     for (size_t m = 0; m < c->item_map.cap; m++)
-        if (c->item_map.v[m].key)
-            item_settle(c, &c->items[c->item_map.v[m].val]);
+        if (c->item_map.ring[m] != IDMAP_NONE)
+            item_settle(c, &c->items[c->item_map.ring[m]]);
     ck_crash_finish(c, out);
     finish_sums(c);
 

@@ -97,6 +97,8 @@ struct checker_run {
     uint64_t id;
     uint64_t cohort;               /* for the oldest active start */
     uint32_t handler, n;           /* n: items taken */
+    uint32_t tmpl, prod;           /* the handler's template and producer index (CK_NIL: none), so
+                                      that its mutation and end need not read the handler's record */
     union {
         uint32_t item;             /* n == 1: the item's slot */
         uint32_t *items;           /* n > 1: their slots, owned */

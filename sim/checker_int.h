@@ -190,7 +190,7 @@ struct checker {
 
     struct ck_item *items;         /* live items; free slots chained by consumer */
     uint32_t items_cap, items_hw, items_free;
-    struct idmap item_map;
+    struct idwin item_map;
     uint64_t nitems;               /* published so far */
     uint64_t npending;
 

@@ -86,3 +86,95 @@ void idmap_del(struct idmap *m, uint64_t id)
     if (m->cap > IDMAP_SHRINK_CAP && m->n * 8 < m->cap)
         resize(m, m->cap / 2);
 }
+
+/* ---- idwin ---------------------------------------------------------------------- */
+
+#define IDWIN_MIN_CAP 256
+/* Rings larger than this (256 KiB) shrink by half when a slide finds them
+ * less than an eighth full, so that a burst's window does not stay. */
+#define IDWIN_SHRINK_CAP 65536
+
+void idwin_init(struct idwin *w)
+{
+    *w = (struct idwin){0};
+    idmap_init(&w->old);
+}
+
+void idwin_free(struct idwin *w)
+{
+    free(w->ring);
+    idmap_free(&w->old);
+    *w = (struct idwin){0};
+}
+
+/* A ring of cap entries holding the window's ids at the same offsets. */
+static void win_resize(struct idwin *w, size_t cap)
+{
+    uint32_t *ring = xmalloc(cap * sizeof *ring);
+    for (size_t i = 0; i < cap; i++)
+        ring[i] = IDMAP_NONE;
+    for (size_t k = 0; k < w->cap; k++) {
+        uint64_t id = w->lo + k;
+        ring[id & (cap - 1)] = w->ring[id & (w->cap - 1)];
+    }
+    free(w->ring);
+    w->ring = ring;
+    w->cap = cap;
+}
+
+/* Slides the window to start at lo: the live ids it leaves go to the idmap. */
+static void win_slide(struct idwin *w, uint64_t lo)
+{
+    uint64_t end = lo - w->lo < w->cap ? lo : w->lo + w->cap;
+    for (uint64_t id = w->lo; id < end && w->nring; id++) {
+        uint32_t *e = &w->ring[id & (w->cap - 1)];
+        if (*e == IDMAP_NONE)
+            continue;
+        idmap_put(&w->old, id, *e);
+        *e = IDMAP_NONE;
+        w->nring--;
+    }
+    w->lo = lo;
+}
+
+void idwin_put(struct idwin *w, uint64_t id, uint32_t val)
+{
+    SIM_ASSERT(val != IDMAP_NONE);
+    if (w->cap == 0) {
+        w->lo = id;
+        win_resize(w, IDWIN_MIN_CAP);
+    }
+    if (id < w->lo) {
+        idmap_put(&w->old, id, val);
+        return;
+    }
+    while (id - w->lo >= w->cap) {
+        if (w->nring * 2 >= w->cap) {
+            win_resize(w, w->cap * 2);
+            continue;
+        }
+        /* Every id in the ring is below id: keep the half of the window
+         * before it, or a quarter when the ring shrinks to half. */
+        int shrink = w->cap > IDWIN_SHRINK_CAP && w->nring * 8 < w->cap;
+        win_slide(w, id - (shrink ? w->cap / 4 : w->cap / 2));
+        if (shrink)
+            win_resize(w, w->cap / 2);
+    }
+    uint32_t *e = &w->ring[id & (w->cap - 1)];
+    SIM_ASSERT(*e == IDMAP_NONE); /* each id once */
+    *e = val;
+    w->nring++;
+}
+
+void idwin_del(struct idwin *w, uint64_t id)
+{
+    if (id < w->lo) {
+        idmap_del(&w->old, id);
+        return;
+    }
+    SIM_ASSERT(id - w->lo < w->cap);
+    uint32_t *e = &w->ring[id & (w->cap - 1)];
+    SIM_ASSERT(*e != IDMAP_NONE); /* the id is in the map */
+    *e = IDMAP_NONE;
+    w->nring--;
+}

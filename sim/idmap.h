@@ -69,4 +69,44 @@ static inline uint32_t idmap_get(const struct idmap *m, uint64_t id)
     }
 }
 
+/* --- idwin: a map for ids that are mostly issued in order ---------------
+ *
+ * Runs and items get dense, increasing ids, and most of those alive at a
+ * time are recent.  An idwin keeps the ids of a window [lo, lo + cap) in a
+ * ring indexed by the id itself (4 bytes an id, neighbours side by side, no
+ * hashing), and the few older ones still alive in an idmap.  A put beyond
+ * the window grows the ring while it is at least half full, and otherwise
+ * slides the window forward, moving the live ids it leaves behind to the
+ * idmap (each id moves at most once).  Any id may be put, in any order;
+ * puts in increasing order are the fast case.  Memory: the ring follows the
+ * live window (a large ring less than an eighth full halves at its next
+ * slide), the idmap the old ids still alive. */
+struct idwin {
+    uint32_t *ring;                /* [cap]: slot of id i at ring[i & (cap - 1)], IDMAP_NONE empty */
+    uint64_t lo;                   /* the window's first id */
+    size_t cap;                    /* 0 or a power of two */
+    size_t nring;                  /* ids in the ring */
+    struct idmap old;              /* ids below lo */
+};
+
+void idwin_init(struct idwin *w);
+void idwin_free(struct idwin *w);
+/* Adds id -> val (val != IDMAP_NONE); id must not be in the map. */
+void idwin_put(struct idwin *w, uint64_t id, uint32_t val);
+/* Removes id, which must be in the map. */
+void idwin_del(struct idwin *w, uint64_t id);
+static inline size_t idwin_bytes(const struct idwin *w)
+{
+    return w->cap * sizeof *w->ring + idmap_bytes(&w->old);
+}
+static inline size_t idwin_count(const struct idwin *w) { return w->nring + w->old.n; }
+
+/* The slot of id, IDMAP_NONE if it is not in the map. */
+static inline uint32_t idwin_get(const struct idwin *w, uint64_t id)
+{
+    if (id >= w->lo)
+        return id - w->lo < w->cap ? w->ring[id & (w->cap - 1)] : IDMAP_NONE;
+    return idmap_get(&w->old, id);
+}
+
 #endif

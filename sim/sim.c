@@ -242,8 +242,8 @@ static void setup(struct sim *sim)
         hs->hidx = sim->w.h[h].h;
     }
     sim->items_free = sim->runs_free = sim->hook_slot = ITEM_NIL;
-    idmap_init(&sim->item_map);
-    idmap_init(&sim->run_map);
+    idwin_init(&sim->item_map);
+    idwin_init(&sim->run_map);
     sim__mem_setup(sim);
     /* Publish streams: one per (publish line, instance that has the topic).
      * The topic is looked up once per template, not once per instance. */
@@ -396,13 +396,13 @@ static void sim_free(struct sim *sim)
     free(sim->hs);
     free(sim->inst_runs);
     free(sim->items);
-    idmap_free(&sim->item_map);
+    idwin_free(&sim->item_map);
     free(sim->orphans);
     for (uint32_t i = 0; i < sim->runs_hw; i++)
         if (sim->runs[i].id && sim->runs[i].ntaken > 1)
             free(sim->runs[i].big);
     free(sim->runs);
-    idmap_free(&sim->run_map);
+    idwin_free(&sim->run_map);
     free(sim->active);
     free(sim->active_ck);
     free(sim->pubs);

@@ -345,7 +345,7 @@ struct sim {
 
     struct item_slot *items;       /* live items; free slots chained by next */
     uint32_t items_cap, items_hw, items_free;   /* capacity, slots used so far, free list */
-    struct idmap item_map;         /* item id -> slot */
+    struct idwin item_map;         /* item id -> slot */
     uint64_t nitems;               /* ids issued */
     uint64_t live_items;
     uint64_t *orphans;             /* per instance: events on topics with no subscriber */
@@ -353,7 +353,7 @@ struct sim {
 
     struct run_rec *runs;          /* kept runs; free slots chained by aslot */
     uint32_t runs_cap, runs_hw, runs_free;
-    struct idmap run_map;          /* run id -> slot */
+    struct idwin run_map;          /* run id -> slot */
     uint64_t nruns;                /* ids issued */
     uint64_t live_runs;
     uint32_t *active;              /* slots of the active runs; each run knows its index (aslot) */

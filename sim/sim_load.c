@@ -29,7 +29,7 @@ static const struct sim_item item_gone_rec = {.consumer = UINT32_MAX, .state = I
 
 struct item_slot *sim__item_find(const struct sim *sim, uint64_t item)
 {
-    uint32_t slot = idmap_get(&sim->item_map, item);
+    uint32_t slot = idwin_get(&sim->item_map, item);
     return slot == IDMAP_NONE ? NULL : &sim->items[slot];
 }
 
@@ -102,7 +102,7 @@ void sim__item_release(struct sim *sim, uint32_t slot)
         return;
     uint64_t id = it->id;
     fact_item_retired(&sim->fx, id);
-    idmap_del(&sim->item_map, id);
+    idwin_del(&sim->item_map, id);
     sim->origin_live[it->origin]--;
     it->pub.state = ITEM_GONE;
     it->next = sim->items_free;
@@ -113,7 +113,7 @@ void sim__item_release(struct sim *sim, uint32_t slot)
 void sim_item_drop(struct sim *sim, uint64_t item)
 {
     SIM_ASSERT(item < sim->nitems);
-    uint32_t slot = idmap_get(&sim->item_map, item);
+    uint32_t slot = idwin_get(&sim->item_map, item);
     if (slot == IDMAP_NONE || sim->items[slot].pub.state != ITEM_PENDING)
         return;
     sim__item_gone(sim, slot, ITEM_DROPPED);
@@ -141,7 +141,7 @@ static uint64_t item_new(struct sim *sim, uint32_t c, int64_t origin_us, uint32_
     hs->streak = 0;
     sim->inst_runs[c].n = 0;
     sim->same_instant = 0;
-    idmap_put(&sim->item_map, id, slot);
+    idwin_put(&sim->item_map, id, slot);
     sim->origin_live[origin]++;
     sim->live_items++;
     *slot_out = slot;

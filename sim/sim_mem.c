@@ -25,9 +25,9 @@
 #include "sim/util.h"
 
 /* Bytes of a live item and of a handler instance beyond the engine's own
- * records: the id maps (two slots per entry), the checker's share, and a
+ * records: the id maps (a window ring of 4-byte slots, at worst half full), the checker's share, and a
  * policy's per-handler state and pending events, as a round figure. */
-#define MEM_MAP_ENTRY (2 * sizeof(struct idmap_ent))
+#define MEM_MAP_ENTRY (2 * sizeof(uint32_t))
 #define MEM_POLICY_PER_HANDLER 64
 #define MEM_EVENTS_PER_HANDLER 2
 #define MEM_EVENT 48
@@ -109,8 +109,8 @@ static uint64_t mem_fixed(const struct sim *sim)
 uint64_t sim__mem_used(const struct sim *sim)
 {
     uint64_t b = mem_fixed(sim) + sim->mem_var;
-    b += (uint64_t)sim->items_cap * sizeof *sim->items + idmap_bytes(&sim->item_map);
-    b += (uint64_t)sim->runs_cap * sizeof *sim->runs + idmap_bytes(&sim->run_map);
+    b += (uint64_t)sim->items_cap * sizeof *sim->items + idwin_bytes(&sim->item_map);
+    b += (uint64_t)sim->runs_cap * sizeof *sim->runs + idwin_bytes(&sim->run_map);
     b += sim->active_cap * (sizeof *sim->active + sizeof *sim->active_ck) + sim->tickers_cap * sizeof *sim->tickers +
          sim->alarms_cap * sizeof *sim->alarms;
     b += sim->sc_cap * (sizeof *sim->sc_items + sizeof *sim->sc_ids + sizeof *sim->sc_slots + sizeof *sim->sc_take);

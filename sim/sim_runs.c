@@ -63,7 +63,7 @@ static uint32_t gather(struct sim *sim, uint32_t c, const uint64_t *offer, uint3
     scratch_grow(sim, noffer);
     for (uint32_t i = 0; i < noffer; i++) {
         SIM_ASSERT(offer[i] < sim->nitems);
-        uint32_t slot = idmap_get(&sim->item_map, offer[i]);
+        uint32_t slot = idwin_get(&sim->item_map, offer[i]);
         if (slot == IDMAP_NONE)
             continue;
         const struct item_slot *it = &sim->items[slot];
@@ -150,7 +150,7 @@ static uint32_t run_slot_of(const struct sim *sim, uint64_t run)
     SIM_ASSERT(run >= 1 && run <= sim->nruns);
     if (sim->hook_slot != ITEM_NIL && sim->runs[sim->hook_slot].id == run)
         return sim->hook_slot; /* the run in on_run_end: no lookup */
-    uint32_t slot = idmap_get(&sim->run_map, run);
+    uint32_t slot = idwin_get(&sim->run_map, run);
     SIM_ASSERT(slot != IDMAP_NONE && "a policy read a run record it no longer holds (policy_api.h: RUN RECORDS)");
     return slot;
 }
@@ -192,7 +192,7 @@ static void run_free(struct sim *sim, uint32_t slot)
         free(r->big);
         sim->mem_var -= (size_t)n * (sizeof *r->big + sizeof(uint32_t));
     }
-    idmap_del(&sim->run_map, r->id);
+    idwin_del(&sim->run_map, r->id);
     *r = (struct run_rec){.aslot = sim->runs_free};
     sim->runs_free = slot;
     sim->live_runs--;
@@ -369,7 +369,7 @@ static uint32_t run_new(struct sim *sim, const struct run_req *rq, uint64_t id, 
                                        .phase = PHASE_PREPARING, .active = 1, .start_us = sim->now_us,
                                        .end_us = SIM_NEVER, .due_us = rq->due_us, .wake_us = SIM_NEVER,
                                        .retry_of = rq->retry_of, .resume_of = rq->resume_of, .tag = rq->tag};
-    idmap_put(&sim->run_map, id, slot);
+    idwin_put(&sim->run_map, id, slot);
     sim->live_runs++;
     hs = &sim->hs[rq->handler];
     *prev = hs->latest;
@@ -540,7 +540,7 @@ failed:
 int sim_run_cancel(struct sim *sim, uint64_t run)
 {
     SIM_ASSERT(run >= 1 && run <= sim->nruns);
-    uint32_t slot = idmap_get(&sim->run_map, run);
+    uint32_t slot = idwin_get(&sim->run_map, run);
     if (slot == IDMAP_NONE || !sim->runs[slot].active || !sim->accepting)
         return 0;
     sim__policy_event(sim);
@@ -581,7 +581,7 @@ void sim_run_get(const struct sim *sim, uint64_t run, struct sim_run_info *o)
 
 int sim_run_kept(const struct sim *sim, uint64_t run)
 {
-    return run >= 1 && run <= sim->nruns && idmap_get(&sim->run_map, run) != IDMAP_NONE;
+    return run >= 1 && run <= sim->nruns && idwin_get(&sim->run_map, run) != IDMAP_NONE;
 }
 
 uint32_t sim_active_runs(const struct sim *sim, uint32_t handler) { return sim->hs[handler].active; }

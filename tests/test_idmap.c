@@ -1,6 +1,8 @@
-/* test_idmap.c: the id -> slot map against a plain array model, under
+/* test_idmap.c: the id -> slot maps against a plain array model, under
  * random puts and deletes of dense, strided and scattered ids, through
- * growth and shrinking. */
+ * growth and shrinking: the hash map (idmap), and the window map (idwin)
+ * with ids issued in order, a few kept for long, and some put out of
+ * order. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -98,6 +100,108 @@ static void test_waves(void **state)
     idmap_free(&m);
 }
 
+/* idwin against the model: ids mostly issued in order and freed soon,
+ * one in keep_every kept for long (they leave the window), one put in
+ * every stray_every out of order (below or inside the window). */
+static void run_window(int nops, uint64_t keep_every, uint64_t stray_every, uint64_t seed)
+{
+    struct idwin w;
+    idwin_init(&w);
+    uint32_t *model = xmalloc(UNIVERSE * sizeof *model);
+    for (size_t i = 0; i < UNIVERSE; i++)
+        model[i] = IDMAP_NONE;
+    struct rng r = rng_stream(seed, 0, 0, 0);
+    uint64_t next = 1000, n = 0;
+    for (int op = 0; op < nops && next < UNIVERSE; op++) {
+        uint64_t id;
+        if (stray_every && rng_below(&r, stray_every) == 0)
+            id = rng_below(&r, next);           /* out of order */
+        else
+            id = next++;
+        if (model[id] == IDMAP_NONE) {
+            uint32_t v = (uint32_t)rng_below(&r, 1000000);
+            idwin_put(&w, id, v);
+            model[id] = v;
+            n++;
+        }
+        /* Free a recent id most of the time; long-lived ones rarely. */
+        uint64_t back = rng_below(&r, 4) ? rng_below(&r, 200) : rng_below(&r, next);
+        uint64_t victim = next - 1 - (back < next ? back : 0);
+        if (model[victim] != IDMAP_NONE && (victim % keep_every != 0 || rng_below(&r, 50) == 0)) {
+            idwin_del(&w, victim);
+            model[victim] = IDMAP_NONE;
+            n--;
+        }
+        EXPECT_U64(idwin_count(&w), n, "count");
+        if (op % 25000 == 0)
+            for (uint64_t k = 0; k < UNIVERSE; k++)
+                EXPECT_U64(idwin_get(&w, k), model[k], "get");
+    }
+    for (uint64_t k = 0; k < UNIVERSE; k++) {
+        EXPECT_U64(idwin_get(&w, k), model[k], "get at the end");
+        if (model[k] != IDMAP_NONE)
+            idwin_del(&w, k);
+    }
+    EXPECT_U64(idwin_count(&w), 0, "emptied");
+    EXPECT_U64(idwin_get(&w, 5), IDMAP_NONE, "empty map");
+    EXPECT_U64(idwin_get(&w, UINT64_MAX - 1), IDMAP_NONE, "far beyond");
+    idwin_free(&w);
+    free(model);
+}
+
+static void test_window_in_order(void **state)
+{
+    (void)state;
+    run_window(190000, 1000000, 0, 4);
+}
+
+static void test_window_long_lived(void **state)
+{
+    (void)state;
+    run_window(190000, 7, 0, 5);
+}
+
+static void test_window_strays(void **state)
+{
+    (void)state;
+    run_window(190000, 13, 20, 6);
+}
+
+/* Memory follows the live window: a steady stream with about 100 live ids
+ * keeps a small ring however many ids go by, a burst's ring halves again
+ * once the burst is gone, and the ids that outlive the window cost an idmap
+ * entry each. */
+static void test_window_memory(void **state)
+{
+    (void)state;
+    struct idwin w;
+    idwin_init(&w);
+    uint64_t id = 0;
+    for (; id < 2000000; id++) {
+        idwin_put(&w, id, (uint32_t)(id & 0xffff));
+        if (id >= 100)
+            idwin_del(&w, id - 100);
+    }
+    EXPECT_U64(idwin_count(&w), 100, "live");
+    assert_true(idwin_bytes(&w) <= 4096);
+    for (uint64_t k = 0; k < 300000; k++)      /* a burst: 300 k live at once */
+        idwin_put(&w, id + k, 1);
+    size_t burst = idwin_bytes(&w);
+    assert_true(burst >= 300000 * sizeof(uint32_t));
+    for (uint64_t k = 0; k < 300000; k++)
+        idwin_del(&w, id + k);
+    id += 300000;
+    for (uint64_t k = 0; k < 4000000; k++, id++) {
+        idwin_put(&w, id, 2);
+        idwin_del(&w, id);
+    }
+    assert_true(idwin_bytes(&w) * 4 <= burst);
+    EXPECT_U64(idwin_count(&w), 100, "the long-lived ones");
+    for (uint64_t k = 2000000 - 100; k < 2000000; k++)
+        EXPECT_U64(idwin_get(&w, k), k & 0xffff, "long-lived, now in the idmap");
+    idwin_free(&w);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -105,6 +209,10 @@ int main(void)
         cmocka_unit_test(test_strided),
         cmocka_unit_test(test_scattered),
         cmocka_unit_test(test_waves),
+        cmocka_unit_test(test_window_in_order),
+        cmocka_unit_test(test_window_long_lived),
+        cmocka_unit_test(test_window_strays),
+        cmocka_unit_test(test_window_memory),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
