@@ -4,8 +4,10 @@
 # (tests/cli_*.sh), each with SIMRUN pointing at that flavour's binary and
 # SIMRUN_BUILD at its folder.
 #
-#   tests/run_tests.sh [-j JOBS] BUILD_DIR...
+#   tests/run_tests.sh [-j JOBS] [-t 'NAME...'] BUILD_DIR...
 #
+# -t runs only the tests named (test_engine, cli_check; shell patterns such
+# as 'cli_*' work too).
 # Tests run JOBS at a time (default: the number of processors), longest
 # first as far as the last run's times (BUILD/tests/NAME.time) tell; each
 # one's output goes to BUILD/tests/NAME.log.  Results are printed in a fixed
@@ -22,10 +24,12 @@
 # runs there.
 set -u
 jobs=$(nproc 2> /dev/null || echo 2)
-usage() { echo "usage: tests/run_tests.sh [-j JOBS] BUILD_DIR..." >&2; exit 2; }
-while getopts j: opt; do
+only=""
+usage() { echo "usage: tests/run_tests.sh [-j JOBS] [-t 'NAME...'] BUILD_DIR..." >&2; exit 2; }
+while getopts j:t: opt; do
     case $opt in
         j) jobs=$OPTARG ;;
+        t) only=$OPTARG ;;
         *) usage ;;
     esac
 done
@@ -41,7 +45,16 @@ secs() { printf '%d.%d' $(($1 / 1000)) $(($1 % 1000 / 100)); }
 # t_cmd (a binary, or a script for bash), t_skip (the flavour it runs in
 # instead, for a run-once script in a later flavour).
 t_dir=(); t_name=(); t_cmd=(); t_skip=()
-add() { t_dir+=("$1"); t_name+=("$2"); t_cmd+=("$3"); t_skip+=("$4"); }
+read -ra pats <<< "$only"
+add() {
+    local pat hit=${#pats[@]}
+    for pat in "${pats[@]}"; do
+        # shellcheck disable=SC2053
+        [[ $2 == $pat ]] && hit=0
+    done
+    [ "$hit" -eq 0 ] || return 0
+    t_dir+=("$1"); t_name+=("$2"); t_cmd+=("$3"); t_skip+=("$4")
+}
 for d in "${!dirs[@]}"; do
     B=${dirs[$d]}
     [ -d "$B/tests" ] || { echo "run_tests.sh: no $B/tests (build the tests first)" >&2; exit 2; }
@@ -58,6 +71,7 @@ for d in "${!dirs[@]}"; do
     done
 done
 n=${#t_name[@]}
+[ "$n" -gt 0 ] || { echo "run_tests.sh: no test named '$only'" >&2; exit 2; }
 
 # Start order: longest first by the last run's time in the same flavour
 # (else in any flavour); tests never timed go first, in printed order.
