@@ -10,6 +10,8 @@
 # structure and their diff steps are still checked each on its own).
 # `check --seeds` may not exist in every simrun: when `simrun check --help`
 # lacks it, the local run drops that flag and says so.
+# run-once: the recipes do not depend on the build; their check (--seeds,
+#   --junit, --db) and diff run sanitized in cli_check.sh.
 set -u
 : "${SIMRUN:?}"
 tmp=$(mktemp -d)

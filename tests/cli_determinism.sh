@@ -4,6 +4,8 @@
 # identical CSV output; a different seed gives different fingerprints.  When
 # two runs of a scenario differ, the first event where their traces part is
 # printed (both lines, with their virtual time).
+# run-once: runs of the -O2 build are compared; every line and branch of C
+#   that they execute is executed sanitized by other tests (gcov).
 set -u
 : "${SIMRUN:?}"
 tmp=$(mktemp -d)
