@@ -6,16 +6,15 @@
 #
 #   tests/run_tests.sh [-j JOBS] [-t 'NAME...'] BUILD_DIR...
 #
-# -t runs only the tests named (test_engine, cli_check; shell patterns such
-# as 'cli_*' work too).
 # Tests run JOBS at a time (default: the number of processors), longest
 # first as far as the last run's times (BUILD/tests/NAME.time) tell; each
 # one's output goes to BUILD/tests/NAME.log.  Results are printed in a fixed
 # order whatever the order tests end in: per flavour, the binaries then the
 # scripts, alphabetically, "ok   NAME (SECONDS s, cpu SECONDS s)" (wall and
-# processor time) or "FAIL NAME (...)" followed by the end of its log; then that flavour's closing
-# "tests: N passed, N failed" line.  The exit status is non-zero if
-# anything failed.
+# processor time) or "FAIL NAME (...)" followed by the end of its log; then
+# that flavour's closing "tests: N passed, N failed" line.  The exit status
+# is non-zero if anything failed.  -t runs only the tests named (test_engine,
+# cli_check; shell patterns such as 'cli_*' work too).
 #
 # A script with a line "# run-once: WHY" runs in the first BUILD_DIR only:
 # what it checks does not depend on the build (a page or a digest of
