@@ -1,5 +1,6 @@
 # simrun build.  `make` builds ./simrun; `make test` runs every test, in a
-# normal build and again under AddressSanitizer + UndefinedBehaviorSanitizer;
+# normal build and (but for "# run-once:" scripts) again under
+# AddressSanitizer + UndefinedBehaviorSanitizer;
 # `make bench` runs the benchmarks; `make demo` is the main job.
 #
 # Two build flavours share the sources: MODE=rel (-O2, the default) builds
@@ -92,18 +93,31 @@ $(B)/tests/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/replay.c tests/fuzz/fuzz.h $(B
 # The example policy of docs/writing-a-policy.md is compiled into its test.
 $(B)/tests/test_example_policy: examples/policy/fifo_now.c
 
+# (The empty recipe keeps make from saying there is nothing to do.)
 tests: $(TEST_BIN) $(FUZZ_BIN) $(B)/simrun $(B)/simrun.1 $(B)/simrun.bash
+	@:
 benches: $(BENCH_BIN) $(B)/simrun
 
+# Tests run TEST_JOBS at a time (tests/run_tests.sh -j); the builds of
+# `make test` use as many jobs, unless make was given its own -j.
+# TESTS='cli_check test_engine' (names or shell patterns) runs only those.
+TEST_JOBS ?= $(shell nproc 2>/dev/null || echo 2)
+BUILD_J    = $(if $(filter -j%,$(MAKEFLAGS)),,-j$(TEST_JOBS))
+TEST_ARGS  = -j $(TEST_JOBS) $(if $(TESTS),-t '$(TESTS)')
+
 # The whole suite: unit and property tests, CLI and golden runs, scenario
-# checks, determinism; once at -O2 and once under ASan+UBSan.
+# checks, determinism; at -O2 and under ASan+UBSan, both flavours in one
+# pool of TEST_JOBS.  A script marked "# run-once:" (a check of pages or
+# digests, whose C paths the other tests run under the sanitizers) runs in
+# the -O2 flavour only; `make test-sanitize` runs everything sanitized.
 test: deps
-	@$(MAKE) --no-print-directory -s simrun
-	$(MAKE) --no-print-directory MODE=rel test-unit
-	$(MAKE) --no-print-directory MODE=san test-unit
+	@$(MAKE) --no-print-directory -s $(BUILD_J) simrun
+	@$(MAKE) --no-print-directory $(BUILD_J) MODE=rel tests
+	@$(MAKE) --no-print-directory $(BUILD_J) MODE=san tests
+	@bash tests/run_tests.sh $(TEST_ARGS) build/rel build/san
 
 test-unit: tests
-	@bash tests/run_tests.sh $(B)
+	@bash tests/run_tests.sh $(TEST_ARGS) $(B)
 
 test-sanitize:
 	$(MAKE) --no-print-directory MODE=san test-unit

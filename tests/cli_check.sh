@@ -28,10 +28,17 @@ for tc in d.getElementsByTagName('testcase'):
     assert float(tc.getAttribute('time')) >= 0, tc.getAttribute('name')
     assert 'evaluations' in tc.getElementsByTagName('system-out')[0].firstChild.data
 PY
-# Every bundled scenario over five seeds (in parallel workers).
-"$SIMRUN" check scenarios/*.scn --seeds 1..5 -j 2 -q > "$tmp/out5"; rc=$?
+# Every bundled scenario over five seeds (in parallel workers), with the
+# JUnit report and the database of the CI recipes (tests/cli_ci.sh); a diff
+# of that database against a copy of itself finds no regression.
+"$SIMRUN" check scenarios/*.scn --seeds 1..5 -j 2 -q --junit "$tmp/junit5.xml" --db "$tmp/all5.db" > "$tmp/out5"; rc=$?
 tail -n 1 "$tmp/out5"
 [ $rc -eq 0 ] || { echo "FAIL simrun check --seeds 1..5 exited $rc"; cat "$tmp/out5"; exit 1; }
+[ "$(grep -c '<testcase ' "$tmp/junit5.xml")" -eq "$lines" ] || { echo "FAIL junit over seeds: not $lines cases"; exit 1; }
+cp "$tmp/all5.db" "$tmp/all5b.db"
+"$SIMRUN" diff "$tmp/all5.db" "$tmp/all5b.db" --format markdown > "$tmp/diff5.md"; rc=$?
+[ $rc -eq 0 ] && grep -q '^### simrun diff: no regression$' "$tmp/diff5.md" \
+    || { echo "FAIL diff of the five-seed database against its copy (exit $rc)"; head -5 "$tmp/diff5.md"; exit 1; }
 # A failing expectation makes check exit 1 and says FAIL with the measured value.
 sed 's/^expect oracle,poll lost == 0$/expect oracle,poll lost > 0/' scenarios/flaky.scn > "$tmp/flaky.scn"
 "$SIMRUN" check "$tmp/flaky.scn" > "$tmp/out2"; rc=$?

@@ -5,8 +5,13 @@
 # request, published where the system shows it); then their simrun command
 # lines, taken from the YAML as written, run here: the check twice (the
 # main branch's baseline, then the merge request's), the diff between them.
+# A check line that an earlier recipe has already run, the same command on
+# the same files, is not run again: its outputs are copied (the recipes'
+# structure and their diff steps are still checked each on its own).
 # `check --seeds` may not exist in every simrun: when `simrun check --help`
 # lacks it, the local run drops that flag and says so.
+# run-once: the recipes do not depend on the build; their check (--seeds,
+#   --junit, --db) and diff run sanitized in cli_check.sh.
 set -u
 : "${SIMRUN:?}"
 tmp=$(mktemp -d)
@@ -20,6 +25,24 @@ fi
 seeds=1
 "$SIMRUN" check --help | grep -q -- '--seeds' || {
     seeds=0; echo "note: this simrun's check has no --seeds; the recipes use it, the local run drops it"; }
+
+# check RECIPE_DIR SIDE: the recipe's check step, run in RECIPE_DIR/SIDE,
+# its output in SIDE.out and the files it wrote listed in SIDE.files; when
+# an earlier recipe ran the same line, its outputs are copied instead.
+declare -A ran=()
+check() {
+    local d=$1 side=$2 src f
+    src=${ran[$(cat "$1/check.sh")]:-}
+    if [ -n "$src" ]; then
+        while read -r f; do cp -p "$src/$side/$f" "$d/$side/$f" || return 1; done < "$src/$side.files"
+        cp "$src/$side.files" "$src/$side.out" "$d/"
+        echo "$(basename "$d"): the $side check is the line $(basename "$src") ran; its outputs are reused"
+        return 0
+    fi
+    (cd "$d/$side" && find . -type f | sort) > "$d/$side.before"
+    (cd "$d/$side" && bash -e ../check.sh > "../$side.out" 2>&1) || return 1
+    (cd "$d/$side" && find . -type f | sort) | comm -13 "$d/$side.before" - > "$d/$side.files"
+}
 
 # Each recipe: its structure, then its simrun lines as shell snippets:
 # check.sh (the check step) and diff.sh (the diff step), and where the
@@ -78,11 +101,13 @@ EOF
         ln -s "$top/scenarios" "$d/$side/scenarios"
     done
     [ $seeds -eq 1 ] || sed -i 's/ --seeds [^ ]*//' "$d/check.sh"
-    (cd "$d/main" && bash -e ../check.sh > ../main.out 2>&1) || { echo "FAIL $recipe: the check on main"; tail "$d/main.out"; fail=1; }
+    ok=1
+    check "$d" main || { echo "FAIL $recipe: the check on main"; tail "$d/main.out"; fail=1; ok=0; }
     base=$(cat "$d/baseline")
     mkdir -p "$d/mr/$(dirname "$base")"
     cp "$d/main/simrun-results.db" "$d/mr/$base" || fail=1
-    (cd "$d/mr" && bash -e ../check.sh > ../mr.out 2>&1) || { echo "FAIL $recipe: the check on the merge request"; fail=1; }
+    check "$d" mr || { echo "FAIL $recipe: the check on the merge request"; tail "$d/mr.out"; fail=1; ok=0; }
+    [ $ok -eq 0 ] || ran[$(cat "$d/check.sh")]=${ran[$(cat "$d/check.sh")]:-$d}
     (cd "$d/mr" && GITHUB_STEP_SUMMARY="$d/summary.md" bash -e ../diff.sh > ../diff.out 2>&1) \
         || { echo "FAIL $recipe: the diff"; cat "$d/diff.out"; fail=1; }
     python3 -c 'import sys, xml.dom.minidom as m; d = m.parse(sys.argv[1]); assert d.getElementsByTagName("testcase")' \

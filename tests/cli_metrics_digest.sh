@@ -9,6 +9,8 @@
 # A change that means to change results regenerates the file, and says why
 # in its commit:   tests/cli_metrics_digest.sh --update
 # Scenarios, policies and metrics that are not in the file are not checked.
+# run-once: a digest of results, the same in every build; every line and
+#   branch of C that it executes is executed sanitized by other tests (gcov).
 set -u
 : "${SIMRUN:?}"
 file=tests/metrics_digests.txt

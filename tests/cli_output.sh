@@ -55,6 +55,13 @@ per=$(grep -c '^flaky,oracle,"",1,' "$tmp/sum")
 [ "$n" -eq $((2 * per)) ] || fail "expected $((2 * per)) summary rows, got $n"
 grep -q '^flaky,oracle,"",1\.\.4,summary,,runs_failed,[0-9.]*,runs,4,[0-9.]*,[0-9.]*$' "$tmp/sum" \
     || fail "summary row of runs_failed: $(grep 'summary,,runs_failed' "$tmp/sum")"
+# A metric with no value in any seed (interval never recovers from the stop
+# of interval_stop.scn: -1, never, in each seed): an empty summary over
+# n = 0 seeds.
+"$SIMRUN" run scenarios/interval_stop.scn -p interval --seeds 1..2 --format csv > "$tmp/none" || fail "csv --seeds exited $?"
+grep -q '^interval_stop,interval,"",1,ok,[0-9a-f]*,recovery_time,-1,us,1,,$' "$tmp/none" \
+    && grep -q '^interval_stop,interval,"",1\.\.2,summary,,recovery_time,,us,0,,$' "$tmp/none" \
+    || fail "summary of a metric with no value: $(grep recovery_time "$tmp/none")"
 
 # --metrics filters every format.
 "$SIMRUN" run scenarios/flaky.scn -p oracle --metrics lost,latency.* --format csv | sed 1d | cut -d, -f7 | sort -u \

@@ -5,6 +5,7 @@
 # file over 1,500 lines, except the known violations listed in
 # tests/structure-exceptions.txt.  Then the checker itself, on small
 # synthetic trees: each rule fires when it should and only then.
+# run-once: Python over the sources; no simrun binary is run.
 set -u
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
