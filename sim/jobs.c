@@ -61,7 +61,8 @@ static struct job *row_in(void *page, uint64_t id)
 
 static void *extra_in(const struct jobtab *t, void *page, uint64_t id)
 {
-    return (char *)page + sizeof(struct page_hdr) + (size_t)JOBS_PAGE * sizeof(struct job) + (id & PAGE_MASK) * t->extra;
+    char *extras = (char *)page + sizeof(struct page_hdr) + (size_t)JOBS_PAGE * sizeof(struct job);
+    return extras + (id & PAGE_MASK) * t->extra;
 }
 
 static struct job *find(const struct jobtab *t, uint64_t id)
