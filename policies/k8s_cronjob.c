@@ -69,7 +69,7 @@ struct kc_cj {                     /* one CronJob */
 struct kc_durable {
     int init;
     struct kc_cj *cj;              /* [nh]: producers' */
-    struct jobtab jobs;            /* Jobs: due_us the nominal due, tag the fire */
+    struct jobtab jobs;            /* Jobs: due_us the nominal due */
 };
 
 struct policy {
@@ -226,7 +226,7 @@ static void pods_try(struct policy *p, int64_t now_us)
 static void job_create(struct policy *p, uint32_t h, int64_t fire, int64_t now_us)
 {
     struct job j = {.handler = h, .status = JOB_PENDING, .available_us = now_us,
-                    .due_us = nominal_of(p, h, fire), .item = UINT64_MAX, .tag = (uint64_t)fire};
+                    .due_us = nominal_of(p, h, fire), .item = UINT64_MAX};
     uint64_t id = jobs_add(&p->d->jobs, &j);
     struct kc_cj *cj = &p->d->cj[h];
     if (cj->nact == cj->act_cap) {

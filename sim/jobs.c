@@ -4,7 +4,9 @@
  * Key invariant: page k (ids [k * JOBS_PAGE, (k + 1) * JOBS_PAGE)) is in the
  * directory while any of its added rows is kept, or while it is the page
  * being filled; its header counts its kept rows; a forgotten row's status
- * is ROW_FORGOTTEN.  Every kept active row has a live index entry. */
+ * is ROW_FORGOTTEN.  Every kept active row is in the lane (flag `lane`,
+ * id >= lane_head, times nondecreasing along the lane in id order) or has
+ * a live entry in the heap, not both. */
 #include "sim/jobs.h"
 
 #include <stdlib.h>
@@ -190,32 +192,36 @@ static int stale(const struct jobtab *t, const struct job_ent *e)
     return !j || !active(j->status) || j->available_us != e->available_us;
 }
 
+static int ent_cmp(const void *x, const void *y)
+{
+    const struct job_ent *a = x, *b = y;
+    return ent_less(a, b) ? -1 : ent_less(b, a);
+}
+
 /* Keeps the live entries, one per row: a row that left the index and came
  * back at the same time may have two live entries (the old one revived),
- * and the second goes here, marked by the rebuild's epoch in the row. */
+ * which sorting puts side by side.  A sorted array is a heap.  O(n log n)
+ * once the entries are more than twice the rows they index, so O(log n) a
+ * push, amortised. */
 static void rebuild(struct jobtab *t)
 {
-    if (++t->epoch == 0)
-        t->epoch = 1; /* 0 is a new row's mark */
     uint64_t k = 0;
-    for (uint64_t i = 0; i < t->nheap; i++) {
-        if (stale(t, &t->heap[i]))
-            continue;
-        struct job *j = find(t, t->heap[i].id);
-        if (j->version == t->epoch)
-            continue;
-        j->version = t->epoch;
-        t->heap[k++] = t->heap[i];
-    }
-    t->nheap = k;
-    for (uint64_t i = k / 2; i-- > 0;)
-        sift_down(t->heap, t->nheap, i);
+    for (uint64_t i = 0; i < t->nheap; i++)
+        if (!stale(t, &t->heap[i]))
+            t->heap[k++] = t->heap[i];
+    qsort(t->heap, (size_t)k, sizeof *t->heap, ent_cmp);
+    uint64_t u = 0;
+    for (uint64_t i = 0; i < k; i++)
+        if (u == 0 || ent_cmp(&t->heap[u - 1], &t->heap[i]) != 0)
+            t->heap[u++] = t->heap[i];
+    t->nheap = u;
     shrink_heap(t);
 }
 
 static void index_push(struct jobtab *t, uint64_t id, int64_t available_us)
 {
-    if (t->nheap > 64 && t->nheap > 2 * t->live)
+    uint64_t in_heap = t->live - t->nlane; /* active rows the heap indexes */
+    if (t->nheap > 64 && t->nheap > 2 * in_heap)
         rebuild(t);
     t->heap = grow(t, t->heap, sizeof *t->heap, &t->heap_cap, t->nheap + 1);
     t->heap[t->nheap] = (struct job_ent){available_us, id};
@@ -232,6 +238,41 @@ static void drop_stale_top(struct jobtab *t)
     }
     if (t->nheap != before)
         shrink_heap(t);
+}
+
+/* The lane's first row (its earliest), UINT64_MAX when empty; the head
+ * moves past rows that left it, each once. */
+static uint64_t lane_top(struct jobtab *t)
+{
+    if (t->nlane == 0)
+        return UINT64_MAX;
+    for (;;) {
+        SIM_ASSERT(t->lane_head < t->n);
+        void *page = page_of(t, t->lane_head >> JOBS_PAGE_SHIFT);
+        if (!page) {
+            t->lane_head = ((t->lane_head >> JOBS_PAGE_SHIFT) + 1) << JOBS_PAGE_SHIFT;
+            continue;
+        }
+        const struct job *r = row_in(page, t->lane_head);
+        if (r->status != ROW_FORGOTTEN && r->lane)
+            return t->lane_head;
+        t->lane_head++;
+    }
+}
+
+/* A new active row: into the lane when it keeps the lane's times in order,
+ * else into the heap. */
+static void index_new(struct jobtab *t, uint64_t id, struct job *r)
+{
+    if (t->nlane == 0 || r->available_us >= t->lane_last_us) {
+        if (t->nlane == 0)
+            t->lane_head = id;
+        r->lane = 1;
+        t->nlane++;
+        t->lane_last_us = r->available_us;
+        return;
+    }
+    index_push(t, id, r->available_us);
 }
 
 /* --- the table ----------------------------------------------------------------- */
@@ -283,7 +324,7 @@ uint64_t jobs_add(struct jobtab *t, const struct job *j)
     SIM_ASSERT(page);
     struct job *r = row_in(page, id);
     *r = *j;
-    r->version = 0;
+    r->lane = 0;
     if (t->extra)
         memset(extra_in(t, page, id), 0, t->extra);
     ((struct page_hdr *)page)->kept++;
@@ -291,7 +332,7 @@ uint64_t jobs_add(struct jobtab *t, const struct job *j)
     t->n++;
     if (active(r->status)) {
         t->live++;
-        index_push(t, id, r->available_us);
+        index_new(t, id, r);
     }
     if (t->on_write)
         t->on_write(t->ctx, id, r);
@@ -368,7 +409,11 @@ void jobs_update(struct jobtab *t, uint64_t id, enum job_status st, int64_t avai
 {
     struct job *j = jobs_get(t, id);
     int was = active(j->status), now = active((uint8_t)st);
-    int indexed = was && j->available_us == available_us; /* its entry stays live */
+    int indexed = was && j->available_us == available_us; /* its entry (or lane place) stays */
+    if (j->lane && !(now && indexed)) {
+        j->lane = 0; /* to the heap, if still active */
+        t->nlane--;
+    }
     t->live += (uint64_t)now - (uint64_t)was;
     j->status = (uint8_t)st;
     j->available_us = available_us;
@@ -381,11 +426,18 @@ void jobs_update(struct jobtab *t, uint64_t id, enum job_status st, int64_t avai
 uint64_t jobs_peek(struct jobtab *t, int64_t *available_us)
 {
     drop_stale_top(t);
-    if (!t->nheap)
-        return UINT64_MAX;
-    if (available_us)
-        *available_us = t->heap[0].available_us;
-    return t->heap[0].id;
+    uint64_t lane = lane_top(t);
+    struct job_ent best = {0, UINT64_MAX};
+    if (t->nheap)
+        best = t->heap[0];
+    if (lane != UINT64_MAX) {
+        struct job_ent e = {find(t, lane)->available_us, lane};
+        if (!t->nheap || ent_less(&e, &best))
+            best = e;
+    }
+    if (best.id != UINT64_MAX && available_us)
+        *available_us = best.available_us;
+    return best.id;
 }
 
 uint64_t jobs_next_due(struct jobtab *t, int64_t now_us)
@@ -440,11 +492,19 @@ int jobs_check(const struct jobtab *t)
         if (!stale(t, &t->heap[i]))
             seen[(t->heap[i].id - t->base) / 8] |= (uint8_t)(1u << ((t->heap[i].id - t->base) % 8));
     int ok = 1;
+    uint64_t nlane = 0;
+    int64_t last = INT64_MIN;
     for (uint64_t id = jobs_next_kept(t, t->base); ok && id < t->n; id = jobs_next_kept(t, id + 1)) {
         const struct job *r = find(t, id);
-        if (active(r->status) && !(seen[(id - t->base) / 8] & (1u << ((id - t->base) % 8))))
+        int entry = (seen[(id - t->base) / 8] & (1u << ((id - t->base) % 8))) != 0;
+        if (r->lane) { /* active, at or after the head, in time order, not in the heap too */
+            ok = active(r->status) && id >= t->lane_head && r->available_us >= last && !entry;
+            last = r->available_us;
+            nlane++;
+        } else if (active(r->status) && !entry) {
             ok = 0;
+        }
     }
     free(seen);
-    return ok;
+    return ok && nlane == t->nlane;
 }

@@ -12,7 +12,12 @@
  * The heap uses lazy deletion: changing a row's time, or making it active,
  * pushes a new entry, and stale entries (whose row is no longer active at
  * that time, or forgotten) are dropped when they reach the top; it is
- * rebuilt when stale entries outnumber live ones.
+ * rebuilt when stale entries outnumber live ones.  A row added active at a
+ * time no earlier than the row added before it (a queue's new job, at now)
+ * needs no entry at all: it joins the lane, the rows in id order whose
+ * times never decrease, whose first is the lane's earliest; it leaves the
+ * lane for the heap when its time changes or it finishes.  So a backlog of
+ * rows nobody touched yet costs its rows and nothing in the index.
  *
  * Memory follows the rows still in play, not every row ever added.  Rows
  * live in pages of JOBS_PAGE consecutive ids, found through a directory
@@ -45,16 +50,16 @@
 enum job_status { JOB_PENDING, JOB_RUNNING, JOB_SLEEPING, JOB_COMPLETED, JOB_FAILED };
 const char *job_status_name(enum job_status s);
 
-struct job {
+struct job {                       /* 48 bytes */
     uint32_t handler;
-    uint8_t status;                /* enum job_status */
     uint32_t attempts;
-    uint32_t version;              /* the index's own mark (rebuilds); not for policies */
+    uint32_t tag;                  /* for the policy */
+    uint8_t status;                /* enum job_status */
+    uint8_t lane;                  /* the index's own: 1 while in the lane */
     int64_t available_us;
     int64_t due_us;                /* a producer fire it serves, -1 none */
     uint64_t item;                 /* an item it serves, UINT64_MAX none */
     uint64_t run;                  /* the latest run working on it, 0 none */
-    uint64_t tag;                  /* for the policy */
 };
 
 /* An index entry: live while row `id` is kept, active and still at
@@ -86,7 +91,9 @@ struct jobtab {
     uint64_t pages;                /* pages allocated now (spare included) */
     struct job_ent *heap;
     uint64_t nheap, heap_cap;
-    uint32_t epoch;                /* rebuilds so far: the mark of their dedup pass */
+    uint64_t lane_head;            /* no row below it is in the lane */
+    uint64_t nlane;                /* rows in the lane */
+    int64_t lane_last_us;          /* time of the row that joined the lane last */
     jobs_realloc_fn alloc;
     void *ctx;
     jobs_write_fn on_write;        /* NULL: writes are not watched */

@@ -245,6 +245,72 @@ static void test_jobs_steady_memory(void **state)
     jobs_free(&t);
 }
 
+/* A queue: rows added at now (nondecreasing), taken oldest first, some
+ * retried later or put to sleep.  The untouched backlog costs nothing in
+ * the heap (the lane), and the answers are the model's. */
+static void test_jobs_lane(void **state)
+{
+    (void)state;
+    struct rng r = rng_stream(5, RNG_POLICY, 13, 0);
+    struct jobtab t;
+    jobs_init(&t, jobs_heap_realloc, NULL);
+    int64_t now = 0;
+    for (int op = 0; op < 20000; op++) {
+        uint64_t k = rng_below(&r, 10);
+        if (k < 6) {
+            struct job j = {.status = JOB_PENDING, .available_us = now};
+            jobs_add(&t, &j);
+        } else if (k < 9) {
+            int64_t at_model = -1;
+            uint64_t want = model_next(&t, now, &at_model);
+            uint64_t id = jobs_next_due(&t, now);
+            assert_int_equal(id, want);
+            if (id == UINT64_MAX)
+                continue;
+            uint64_t what = rng_below(&r, 4);
+            if (what == 0) /* a retry after a backoff */
+                jobs_update(&t, id, JOB_PENDING, now + (int64_t)rng_below(&r, 500));
+            else if (what == 1) /* running, claimable again when its lease runs out */
+                jobs_update(&t, id, JOB_RUNNING, now + 300);
+            else {
+                jobs_update(&t, id, what == 2 ? JOB_COMPLETED : JOB_FAILED, SIM_NEVER);
+                jobs_forget(&t, id);
+            }
+        } else {
+            now += (int64_t)rng_below(&r, 20);
+        }
+        if (op % 1000 == 0)
+            assert_true(jobs_check(&t));
+    }
+    assert_true(jobs_check(&t));
+    /* the lane holds most of the backlog: the heap indexes only the rows
+     * that were touched */
+    assert_true(t.nlane > 0);
+    assert_true(t.nheap <= 2 * (t.live - t.nlane) + 65);
+    jobs_free(&t);
+
+    /* a pure backlog: nothing in the heap at all */
+    jobs_init(&t, jobs_heap_realloc, NULL);
+    for (int64_t i = 0; i < 5000; i++) {
+        struct job j = {.status = JOB_PENDING, .available_us = i / 3};
+        jobs_add(&t, &j);
+    }
+    assert_int_equal(t.nheap, 0);
+    assert_int_equal(t.nlane, 5000);
+    assert_int_equal(jobs_next_due(&t, 0), 0);
+    /* a row added earlier than the lane's last goes to the heap and comes
+     * out first */
+    struct job early = {.status = JOB_PENDING, .available_us = 0};
+    uint64_t e = jobs_add(&t, &early);
+    assert_int_equal(t.nheap, 1);
+    jobs_update(&t, 0, JOB_COMPLETED, SIM_NEVER);
+    jobs_update(&t, 1, JOB_COMPLETED, SIM_NEVER);
+    jobs_update(&t, 2, JOB_COMPLETED, SIM_NEVER);
+    assert_int_equal(jobs_next_due(&t, 0), e);
+    assert_true(jobs_check(&t));
+    jobs_free(&t);
+}
+
 static void test_backoff(void **state)
 {
     (void)state;
@@ -275,6 +341,7 @@ int main(void)
         cmocka_unit_test(test_jobs_forget_anywhere),
         cmocka_unit_test(test_jobs_pinned_row),
         cmocka_unit_test(test_jobs_steady_memory),
+        cmocka_unit_test(test_jobs_lane),
         cmocka_unit_test(test_backoff),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
