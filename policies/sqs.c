@@ -227,6 +227,7 @@ static uint32_t receive(struct policy *p, uint32_t k, int64_t now_us)
             continue;
         }
         m->receives++;
+        SIM_ASSERT(m->holds < UINT16_MAX); /* one place per consumer at most: <= 4096 */
         m->holds++;
         m->received_us = now_us;
         jobs_update(&p->d->msgs, id, JOB_RUNNING, now_us + p->vis_us);
