@@ -94,7 +94,7 @@ struct hb_durable {
     int ready;
     struct hb_job *jobs;           /* [nh]; only producers' rows are used */
     struct jobtab dq;              /* the delivery queue: one row per entry */
-    uint64_t dq_first;             /* rows below it are acked or failed */
+    uint64_t dq_first;             /* rows below it are acked or failed (and forgotten) */
 };
 
 struct qent {                      /* a system event */
@@ -567,13 +567,22 @@ static void dq_arm(struct policy *p)
     sim_alarm(p->sim, p->dq_alarm, at);
 }
 
+/* An entry acked or failed is a deleted file: the table forgets it at
+ * once, wherever it is in the queue (an entry left for the next start-up
+ * does not pin the ones after it). */
+static void dq_done(struct policy *p, uint64_t id, enum job_status st, int64_t now_us)
+{
+    jobs_update(&p->d->dq, id, st, now_us);
+    jobs_forget(&p->d->dq, id);
+}
+
 /* deliver(), then ack() (at once, or ack_delay later), or fail(). */
 static void dq_attempt(struct policy *p, uint64_t id, int64_t now_us)
 {
     struct job *j = jobs_get(&p->d->dq, id);
     if (sim_deliver(p->sim, j->handler, j->run)) {
         if (p->ack_us == 0)
-            jobs_update(&p->d->dq, id, JOB_COMPLETED, now_us);
+            dq_done(p, id, JOB_COMPLETED, now_us);
         else
             jobs_update(&p->d->dq, id, JOB_RUNNING, now_us + p->ack_us);
         return;
@@ -581,7 +590,7 @@ static void dq_attempt(struct policy *p, uint64_t id, int64_t now_us)
     j = jobs_get(&p->d->dq, id);
     j->attempts++;
     if (j->attempts > p->max_retries)
-        jobs_update(&p->d->dq, id, JOB_FAILED, now_us); /* moveToFailed() */
+        dq_done(p, id, JOB_FAILED, now_us); /* moveToFailed() */
     else if (p->delivery_retry == DR_BACKOFF)
         jobs_update(&p->d->dq, id, JOB_PENDING, now_us + backoff_delay(&p->dq_bo, j->attempts));
     else
@@ -594,26 +603,15 @@ static void dq_run(struct policy *p, int64_t now_us)
     uint64_t id;
     while ((id = jobs_next_due(&p->d->dq, now_us)) != UINT64_MAX) {
         if (jobs_get(&p->d->dq, id)->status == JOB_RUNNING)
-            jobs_update(&p->d->dq, id, JOB_COMPLETED, now_us); /* ack(): the file is deleted */
+            dq_done(p, id, JOB_COMPLETED, now_us); /* ack(): the file is deleted */
         else
             dq_attempt(p, id, now_us);
     }
     dq_arm(p);
 }
 
-/* Entries acked or failed at the front of the queue are deleted files:
- * the table forgets them (dq_first moves past them). */
-static void dq_trim(struct policy *p)
-{
-    struct jobtab *t = &p->d->dq;
-    while (p->d->dq_first < t->n) {
-        uint8_t st = jobs_get(t, p->d->dq_first)->status;
-        if (st != JOB_COMPLETED && st != JOB_FAILED)
-            break;
-        p->d->dq_first++;
-    }
-    jobs_forget_below(t, p->d->dq_first);
-}
+/* dq_first moves past the entries forgotten at the front of the queue. */
+static void dq_trim(struct policy *p) { p->d->dq_first = jobs_next_kept(&p->d->dq, p->d->dq_first); }
 
 static void dq_enqueue(struct policy *p, const struct run_result *r, int64_t now_us)
 {
@@ -630,7 +628,7 @@ static void dq_enqueue(struct policy *p, const struct run_result *r, int64_t now
  * backoff (nothing for one that never failed) from the previous one; once
  * the time spent has reached the budget, the agent's remaining entries are
  * deferred: to the next start-up, or with delivery_retry=backoff to the end
- * of the budget.  O(entries since the oldest one on disk). */
+ * of the budget.  O(entries on disk). */
 static void dq_recover(struct policy *p, int64_t now_us)
 {
     struct jobtab *t = &p->d->dq;
@@ -638,11 +636,9 @@ static void dq_recover(struct policy *p, int64_t now_us)
     if (p->d->dq_first == t->n)
         return;
     int64_t *spent = xcalloc(p->t->ninst ? p->t->ninst : 1, sizeof *spent);
-    for (uint64_t id = p->d->dq_first; id < t->n; id++) {
+    for (uint64_t id = p->d->dq_first; id < t->n; id = jobs_next_kept(t, id + 1)) {
         struct job *j = jobs_get(t, id);
-        if (j->status == JOB_COMPLETED || j->status == JOB_FAILED)
-            continue;
-        uint32_t a = (uint32_t)j->tag;
+        uint32_t a = j->tag;
         if (spent[a] >= p->budget_us) {
             jobs_update(t, id, JOB_PENDING, p->delivery_retry == DR_BACKOFF ? now_us + p->budget_us : SIM_NEVER);
             continue;

@@ -41,7 +41,8 @@
  * exactly its PENDING and RUNNING rows; `running` counts RUNNING rows.
  *
  * Durable: each CronJob's lastScheduleTime and active list, the Job rows
- * (the API server's objects).  Volatile: the controllers' timers. */
+ * (the API server's objects) while they are active: a finished Job's row
+ * is forgotten (job_end).  Volatile: the controllers' timers. */
 #include <stdlib.h>
 
 #include "sim/backoff.h"
@@ -68,7 +69,7 @@ struct kc_cj {                     /* one CronJob */
 struct kc_durable {
     int init;
     struct kc_cj *cj;              /* [nh]: producers' */
-    struct jobtab jobs;            /* Jobs: due_us the nominal due, tag the fire */
+    struct jobtab jobs;            /* Jobs: due_us the nominal due */
 };
 
 struct policy {
@@ -174,6 +175,12 @@ static void act_remove(struct policy *p, uint32_t h, uint64_t id)
     SIM_ASSERT(0 && "Job row not in its CronJob's active list");
 }
 
+/* A Job finishes: it leaves its CronJob's active list, and its row is
+ * forgotten.  Kubernetes keeps the last few finished Jobs of a CronJob
+ * (successfulJobsHistoryLimit 3, failedJobsHistoryLimit 1) for people to
+ * look at and deletes the rest; no controller decision reads a finished
+ * Job, so the table keeps none and its memory follows the Jobs in play.
+ * A pod of a forgotten Job that ends later is a pod of a deleted Job. */
 static void job_end(struct policy *p, uint64_t id, enum job_status st)
 {
     struct job *j = jobs_get(&p->d->jobs, id);
@@ -182,6 +189,7 @@ static void job_end(struct policy *p, uint64_t id, enum job_status st)
     uint32_t h = j->handler;
     jobs_update(&p->d->jobs, id, st, SIM_NEVER);
     act_remove(p, h, id);
+    jobs_forget(&p->d->jobs, id);
 }
 
 static void pod_start(struct policy *p, uint64_t id)
@@ -218,7 +226,7 @@ static void pods_try(struct policy *p, int64_t now_us)
 static void job_create(struct policy *p, uint32_t h, int64_t fire, int64_t now_us)
 {
     struct job j = {.handler = h, .status = JOB_PENDING, .available_us = now_us,
-                    .due_us = nominal_of(p, h, fire), .item = UINT64_MAX, .tag = (uint64_t)fire};
+                    .due_us = nominal_of(p, h, fire), .item = UINT64_MAX};
     uint64_t id = jobs_add(&p->d->jobs, &j);
     struct kc_cj *cj = &p->d->cj[h];
     if (cj->nact == cj->act_cap) {
@@ -457,9 +465,9 @@ static void kc_on_run_end(struct policy *p, const struct run_result *r, int64_t 
     if (conrun_on_run_end(p->con, r, now_us))
         return;
     uint64_t id = r->tag;
-    struct job *j = jobs_get(&p->d->jobs, id);
-    if (j->status != JOB_RUNNING || j->run != r->run)
-        return; /* a pod of a Job deleted meanwhile */
+    struct job *j = jobs_find(&p->d->jobs, id);
+    if (!j || j->status != JOB_RUNNING || j->run != r->run)
+        return; /* a pod of a Job deleted meanwhile (or failed since) */
     if (r->outcome == OUT_COMMITTED)
         job_end(p, id, JOB_COMPLETED);
     else

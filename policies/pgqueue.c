@@ -32,8 +32,9 @@
  * (RUNNING, available_us = SIM_NEVER: only the sweep or its run's end
  * moves it), or finished; a BUSY worker's run is active.
  *
- * Durable: the rows (attempt, attempted_at), the cron plugin's progress,
- * the items already inserted.  Volatile: the workers and the loops. */
+ * Durable: the rows of jobs not yet finished (attempt, attempted_at: a
+ * finished job's row is forgotten, row_finish), the cron plugin's
+ * progress, the items already inserted.  Volatile: the workers and the loops. */
 #include <math.h>
 #include <stdlib.h>
 
@@ -67,16 +68,14 @@ static const struct flavour flavours[] = {
     [FL_OBAN] = {10, US_PER_S, 60 * US_PER_MIN, US_PER_MIN, TIMEOUT_NONE, US_PER_MIN, 1, RC_OBAN, 20},
 };
 
-struct pq_row {                    /* side data of job row i */
+struct pq_row {                    /* side data of a job row (its extra bytes) */
     int64_t attempted_us;          /* attempted_at, -1 never */
     uint64_t exec_pos;             /* executing: its index in exec + 1; 0 otherwise */
 };
 
 struct pq_durable {
     int init;
-    struct jobtab rows;            /* available_us = run_at while available */
-    struct pq_row *rx;
-    size_t rx_cap;
+    struct jobtab rows;            /* available_us = run_at while available; extra: pq_row */
     uint64_t *exec;                /* executing rows, for the sweep */
     size_t nexec, exec_cap;
     int64_t *cron_last;            /* [nh] producers: the last fire inserted (or passed), -1 none */
@@ -85,6 +84,7 @@ struct pq_durable {
 
 struct worker {
     uint8_t state;
+    uint32_t handler;              /* BUSY: its row's handler (the row may finish meanwhile) */
     uint64_t run, row;
     sim_timer timeout;
 };
@@ -152,13 +152,14 @@ static int is_consumer(const struct policy *p, uint32_t h) { return p->t->h_kind
 
 /* --- rows ------------------------------------------------------------------------- */
 
+static struct pq_row *rx(struct policy *p, uint64_t id) { return jobs_extra(&p->d->rows, id); }
+
 static uint64_t row_new(struct policy *p, uint32_t h, int64_t due, uint64_t item, int64_t run_at)
 {
     struct pq_durable *d = p->d;
     struct job j = {.handler = h, .status = JOB_PENDING, .available_us = run_at, .due_us = due, .item = item};
     uint64_t id = jobs_add(&d->rows, &j);
-    d->rx = sim_dgrow(p->sim, d->rx, sizeof *d->rx, &d->rx_cap, id + 1);
-    d->rx[id] = (struct pq_row){.attempted_us = -1};
+    *rx(p, id) = (struct pq_row){.attempted_us = -1};
     return id;
 }
 
@@ -167,19 +168,30 @@ static void exec_add(struct policy *p, uint64_t id)
     struct pq_durable *d = p->d;
     d->exec = sim_dgrow(p->sim, d->exec, sizeof *d->exec, &d->exec_cap, d->nexec + 1);
     d->exec[d->nexec++] = id;
-    d->rx[id].exec_pos = d->nexec;
+    rx(p, id)->exec_pos = d->nexec;
 }
 
 static void exec_del(struct policy *p, uint64_t id)
 {
     struct pq_durable *d = p->d;
-    uint64_t pos = d->rx[id].exec_pos;
+    uint64_t pos = rx(p, id)->exec_pos;
     if (!pos)
         return;
     uint64_t last = d->exec[--d->nexec];
     d->exec[pos - 1] = last;
-    d->rx[last].exec_pos = pos;
-    d->rx[id].exec_pos = 0;
+    rx(p, last)->exec_pos = pos;
+    rx(p, id)->exec_pos = 0;
+}
+
+/* A job is completed or discarded: its row is forgotten (the queue
+ * deletes or archives finished jobs), so that memory follows the jobs in
+ * the queue.  An attempt still running ends later on a forgotten row,
+ * which it treats as the finished row it is: it changes nothing. */
+static void row_finish(struct policy *p, uint64_t id, enum job_status st)
+{
+    exec_del(p, id);
+    jobs_update(&p->d->rows, id, st, SIM_NEVER);
+    jobs_forget(&p->d->rows, id);
 }
 
 /* The delay before retry n (n >= 1: attempts made). */
@@ -207,11 +219,11 @@ static int64_t retry_delay(struct policy *p, uint32_t n)
 static void attempt_failed(struct policy *p, uint64_t id, int64_t now_us)
 {
     struct job *j = jobs_get(&p->d->rows, id);
-    exec_del(p, id);
     if (j->attempts >= p->max_attempts) {
-        jobs_update(&p->d->rows, id, JOB_FAILED, SIM_NEVER); /* discarded */
+        row_finish(p, id, JOB_FAILED); /* discarded */
         return;
     }
+    exec_del(p, id);
     jobs_update(&p->d->rows, id, JOB_PENDING, now_us + retry_delay(p, j->attempts));
 }
 
@@ -241,7 +253,7 @@ static void claim(struct policy *p, uint32_t k, uint64_t id, int64_t now_us)
         rq.offer = &item;
         rq.noffer = 1;
     }
-    p->d->rx[id].attempted_us = now_us;
+    rx(p, id)->attempted_us = now_us;
     jobs_update(&p->d->rows, id, JOB_RUNNING, SIM_NEVER);
     exec_add(p, id);
     uint64_t run = sim_run_start(p->sim, &rq);
@@ -250,6 +262,7 @@ static void claim(struct policy *p, uint32_t k, uint64_t id, int64_t now_us)
     worker_set(p, k, W_BUSY);
     w->run = run;
     w->row = id;
+    w->handler = rq.handler;
     if (p->timeout_us > 0)
         w->timeout = sim_timer_at(p->sim, now_us + p->timeout_us, T_TIMEOUT, k);
 }
@@ -284,7 +297,7 @@ static void arm_sweep(struct policy *p)
 {
     int64_t at = SIM_NEVER;
     for (size_t i = 0; i < p->d->nexec; i++) {
-        int64_t t = p->d->rx[p->d->exec[i]].attempted_us + p->rescue_us + 1;
+        int64_t t = rx(p, p->d->exec[i])->attempted_us + p->rescue_us + 1;
         if (t < at)
             at = t;
     }
@@ -299,7 +312,7 @@ static void sweep(struct policy *p, int64_t now_us)
         return;
     for (size_t i = 0; i < p->d->nexec;) {
         uint64_t id = p->d->exec[i];
-        if (p->d->rx[id].attempted_us + p->rescue_us >= now_us) {
+        if (rx(p, id)->attempted_us + p->rescue_us >= now_us) {
             i++;
             continue;
         }
@@ -308,8 +321,7 @@ static void sweep(struct policy *p, int64_t now_us)
         if (p->flavour == FL_PGBOSS || p->flavour == FL_RIVER) {
             attempt_failed(p, id, now_us); /* failed (pg-boss) / retryable (River), or discarded */
         } else if (p->flavour == FL_OBAN && j->attempts >= p->max_attempts) {
-            exec_del(p, id);
-            jobs_update(&p->d->rows, id, JOB_FAILED, SIM_NEVER);
+            row_finish(p, id, JOB_FAILED);
         } else { /* graphile: the lock is cleared; Oban: available */
             exec_del(p, id);
             jobs_update(&p->d->rows, id, JOB_PENDING, now_us);
@@ -448,6 +460,7 @@ static struct policy *pq_create(struct sim *sim, void *durable, const struct par
     if (!d->init) {
         d->init = 1;
         jobs_init(&d->rows, sim_durable_realloc, sim);
+        jobs_set_extra(&d->rows, sizeof(struct pq_row));
         d->cron_last = sim_dalloc(sim, (p->t->nh + 1) * sizeof *d->cron_last);
         for (uint32_t h = 0; h < p->t->nh; h++)
             d->cron_last[h] = -1;
@@ -518,11 +531,12 @@ static void pq_on_timer(struct policy *p, uint32_t tag, uint64_t arg, int64_t no
         if (p->flavour == FL_RIVER) { /* the context is cancelled: the job returns an error */
             sim_run_cancel(p->sim, w->run);
         } else { /* pg-boss: the handler is abandoned and runs on; the worker takes the next job */
-            sim_note(p->sim, jobs_get(&p->d->rows, id)->handler, "handler expired: abandoned");
+            sim_note(p->sim, w->handler, "handler expired: abandoned");
         }
         w->run = 0;
         worker_set(p, (uint32_t)arg, W_IDLE);
-        if (jobs_get(&p->d->rows, id)->status == JOB_RUNNING)
+        const struct job *j = jobs_find(&p->d->rows, id); /* NULL: finished meanwhile */
+        if (j && j->status == JOB_RUNNING)
             attempt_failed(p, id, now_us);
         fetch(p, now_us);
         break;
@@ -539,13 +553,12 @@ static void pq_on_run_end(struct policy *p, const struct run_result *r, int64_t 
     uint32_t k = r->worker - 1;
     struct worker *w = &p->w[k];
     uint64_t id = r->tag;
-    struct job *j = jobs_get(&p->d->rows, id);
-    int live = j->status == JOB_PENDING || j->status == JOB_RUNNING;
+    struct job *j = jobs_find(&p->d->rows, id); /* NULL: finished (completed or discarded) */
+    int live = j && (j->status == JOB_PENDING || j->status == JOB_RUNNING);
     if (r->outcome == OUT_COMMITTED && live) {
         /* the job's completion is written whichever attempt it came from */
-        exec_del(p, id);
-        jobs_update(&p->d->rows, id, JOB_COMPLETED, SIM_NEVER);
-    } else if (r->outcome == OUT_FAILED && j->status == JOB_RUNNING && j->run == r->run) {
+        row_finish(p, id, JOB_COMPLETED);
+    } else if (r->outcome == OUT_FAILED && live && j->status == JOB_RUNNING && j->run == r->run) {
         attempt_failed(p, id, now_us);
     }
     if (w->state == W_BUSY && w->run == r->run) {

@@ -36,7 +36,9 @@
  * its run is active (or was, when its node died) and busy[node] counts the
  * active runs of the node.
  *
- * Durable: triggers, fired-trigger rows, check-in times (the QRTZ_ tables).
+ * Durable: triggers (a fired one-shot's row is forgotten with its
+ * fired-trigger row: trig_done), fired-trigger rows, check-in times (the
+ * QRTZ_ tables).
  * Volatile: nodes' threads and loops. */
 #include <stdlib.h>
 
@@ -51,7 +53,7 @@ enum { MI_SMART, MI_FIRE_NOW, MI_FIRE_ONCE_NOW, MI_DO_NOTHING, MI_IGNORE };
 #define NONE UINT64_MAX
 #define MISFIRE_BATCH_GAP_US (50 * US_PER_MS)
 
-struct qz_trig {                   /* side data of trigger row i */
+struct qz_trig {                   /* side data of a trigger row (its extra bytes) */
     uint8_t kind;                  /* TK_* */
     uint8_t ignore;                /* never misfires */
     uint8_t blocked, held;         /* SLEEPING: BLOCKED, or misfired and waiting for the handler */
@@ -67,9 +69,7 @@ struct qz_fired {                  /* QRTZ_FIRED_TRIGGERS */
 
 struct qz_durable {
     int init;
-    struct jobtab trig;            /* available_us = nextFireTime while WAITING */
-    struct qz_trig *tx;
-    size_t tx_cap;
+    struct jobtab trig;            /* available_us = nextFireTime while WAITING; extra: qz_trig */
     uint64_t *own;                 /* [nh] producer: its trigger; consumer: its live one-shot, NONE */
     struct qz_fired *fired;
     size_t nfired, fired_cap;
@@ -132,11 +132,7 @@ static const struct param_def qz_params[] = {
 
 static int is_prod(const struct policy *p, uint32_t h) { return p->t->h_kind[h] == H_PRODUCER; }
 
-static struct qz_trig *tx(struct policy *p, uint64_t id)
-{
-    SIM_ASSERT(id < p->d->trig.n);
-    return &p->d->tx[id];
-}
+static struct qz_trig *tx(struct policy *p, uint64_t id) { return jobs_extra(&p->d->trig, id); }
 
 static uint8_t sched_kind(const struct sim_sched_info *si)
 {
@@ -149,10 +145,20 @@ static uint64_t trig_new(struct policy *p, uint32_t h, uint8_t kind, int64_t nex
     struct job j = {.handler = h, .status = next == SIM_NEVER ? JOB_COMPLETED : JOB_PENDING,
                     .available_us = next, .due_us = -1, .item = UINT64_MAX};
     uint64_t id = jobs_add(&d->trig, &j);
-    d->tx = sim_dgrow(p->sim, d->tx, sizeof *d->tx, &d->tx_cap, id + 1);
-    d->tx[id] = (struct qz_trig){.kind = kind, .ignore = kind >= TK_CONSUMER || p->instr == MI_IGNORE,
-                                 .next = next, .due = -1};
+    *tx(p, id) = (struct qz_trig){.kind = kind, .ignore = kind >= TK_CONSUMER || p->instr == MI_IGNORE,
+                                  .next = next, .due = -1};
     return id;
+}
+
+/* A consumer's or a recovery's one-shot trigger is COMPLETE once it fired,
+ * and Quartz deletes it then; its row is forgotten once its fired-trigger
+ * row is gone too (the run's end and recovery read it), so that memory
+ * follows the triggers in play, not every event batch ever scheduled. */
+static void trig_done(struct policy *p, uint64_t id)
+{
+    const struct job *j = jobs_find(&p->d->trig, id);
+    if (j && j->status == JOB_COMPLETED && tx(p, id)->kind >= TK_CONSUMER)
+        jobs_forget(&p->d->trig, id);
 }
 
 static void trig_wait(struct policy *p, uint64_t id, int64_t next)
@@ -264,8 +270,10 @@ static void fire(struct policy *p, uint64_t id, uint32_t k, int64_t now_us)
     else
         trig_wait(p, id, next);
     uint64_t run = sim_run_start(p->sim, &rq);
-    if (!run)
+    if (!run) {
+        trig_done(p, id);
         return;
+    }
     p->busy[k]++;
     fired_add(p, run, id, k);
 }
@@ -387,10 +395,11 @@ static void recover_row(struct policy *p, size_t i, int64_t now_us)
     struct qz_trig *x = tx(p, f.trig);
     if (x->blocked)
         trig_wait(p, f.trig, x->next);
-    if (!p->recovery || x->kind == TK_CONSUMER || x->kind == TK_RECOVERY)
-        return;
-    uint64_t r = trig_new(p, ri.handler, TK_RECOVERY, now_us);
-    tx(p, r)->due = ri.due_us;
+    if (p->recovery && x->kind != TK_CONSUMER && x->kind != TK_RECOVERY) {
+        uint64_t r = trig_new(p, ri.handler, TK_RECOVERY, now_us);
+        tx(p, r)->due = ri.due_us;
+    }
+    trig_done(p, f.trig);
 }
 
 /* clusterRecover of node k (k < 0: every node, as recoverJobs at a start). */
@@ -471,6 +480,7 @@ static struct policy *qz_create(struct sim *sim, void *durable, const struct par
     if (!d->init) {
         d->init = 1;
         jobs_init(&d->trig, sim_durable_realloc, sim);
+        jobs_set_extra(&d->trig, sizeof(struct qz_trig));
         d->own = sim_dalloc(sim, (p->t->nh + 1) * sizeof *d->own);
         d->checkin = sim_dalloc(sim, p->nodes * sizeof *d->checkin);
         d->dead = sim_dalloc(sim, p->nodes);
@@ -482,7 +492,7 @@ static struct policy *qz_create(struct sim *sim, void *durable, const struct par
             sim_sched_info(sim, h, &si);
             int64_t first = sim_sched_next(sim, h, 0, 1);
             d->own[h] = trig_new(p, h, sched_kind(&si), first);
-            d->tx[d->own[h]].anchor = first;
+            tx(p, d->own[h])->anchor = first;
         }
     }
     return p;
@@ -515,9 +525,10 @@ static void qz_start(struct policy *p, int restart, int64_t now_us)
         node_up(p, k, now_us);
     if (restart) {
         recover_node(p, -1, now_us);
-        for (uint64_t id = 0; id < p->d->trig.n; id++)
-            if (p->d->tx[id].blocked)
-                trig_wait(p, id, p->d->tx[id].next);
+        struct jobtab *trig = &p->d->trig;
+        for (uint64_t id = jobs_next_kept(trig, 0); id < trig->n; id = jobs_next_kept(trig, id + 1))
+            if (tx(p, id)->blocked)
+                trig_wait(p, id, tx(p, id)->next);
         for (uint32_t h = 0; h < p->t->nh; h++)
             if (!is_prod(p, h) && p->d->own[h] == NONE && sim_pending_count(p->sim, h))
                 consumer_schedule(p, h, now_us);
@@ -566,6 +577,7 @@ static void qz_on_run_end(struct policy *p, const struct run_result *r, int64_t 
     struct qz_trig *x = tx(p, f.trig);
     if (x->blocked)
         trig_wait(p, f.trig, x->next);
+    trig_done(p, f.trig);
     uint32_t h = r->handler;
     if (!is_prod(p, h)) {
         int again = p->more[h] || (r->outcome == OUT_COMMITTED && r->ntaken > 0);

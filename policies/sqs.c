@@ -35,8 +35,9 @@
  * expired); a BUSY consumer holds a batch it received and runs one message
  * of it at a time.
  *
- * Durable: the messages, the scheduler's progress per producer, the items
- * already sent.  Volatile: the consumers, their batches and timers. */
+ * Durable: the messages (one that left the queue is forgotten once no
+ * consumer's batch may read it), the scheduler's progress per producer, the
+ * items already sent.  Volatile: the consumers, their batches and timers. */
 #include <stdlib.h>
 
 #include "sim/jobs.h"
@@ -50,17 +51,17 @@ enum { C_IDLE, C_WAITING, C_BUSY, C_DOWN };
 #define MAX_BATCH 10
 #define VIS_CEILING_US (12 * 3600 * US_PER_S) /* ChangeMessageVisibility: 12 h from the receive */
 
-struct sq_msg {                    /* side data of message row i */
-    uint32_t receives;             /* ApproximateReceiveCount: the current receipt handle */
+struct sq_msg {                    /* side data of a message row (its extra bytes) */
     int64_t sent_us;
     int64_t received_us;           /* the latest receive */
+    uint32_t receives;             /* ApproximateReceiveCount: the current receipt handle */
+    uint16_t holds;                /* places in consumers' batches that may still read it */
 };
 
 struct sq_durable {
     int init;
-    struct jobtab msgs;            /* available_us: visible from; due_us: a producer's fire; item */
-    struct sq_msg *mx;
-    size_t mx_cap;
+    struct jobtab msgs;            /* available_us: visible from; due_us: a producer's fire; item;
+                                      extra: sq_msg */
     int64_t *sent;                 /* [nh] producers: the last fire sent, -1 none */
     uint64_t seen;                 /* items 0..seen-1 are messages already */
 };
@@ -123,6 +124,10 @@ static const struct param_def sq_params[] = {
 
 static int is_consumer(const struct policy *p, uint32_t h) { return p->t->h_kind[h] == H_CONSUMER; }
 
+static struct sq_msg *msg_of(struct policy *p, uint64_t id) { return jobs_extra(&p->d->msgs, id); }
+
+static int msg_in_queue(const struct job *j) { return j->status != JOB_COMPLETED && j->status != JOB_FAILED; }
+
 /* --- messages --------------------------------------------------------------------- */
 
 static uint64_t msg_send(struct policy *p, uint32_t h, int64_t due, uint64_t item, int64_t sent_us, int64_t now_us)
@@ -132,9 +137,37 @@ static uint64_t msg_send(struct policy *p, uint32_t h, int64_t due, uint64_t ite
     struct job j = {.handler = h, .status = JOB_PENDING, .available_us = vis > now_us ? vis : now_us,
                     .due_us = due, .item = item};
     uint64_t id = jobs_add(&d->msgs, &j);
-    d->mx = sim_dgrow(p->sim, d->mx, sizeof *d->mx, &d->mx_cap, id + 1);
-    d->mx[id] = (struct sq_msg){.sent_us = sent_us};
+    *msg_of(p, id) = (struct sq_msg){.sent_us = sent_us};
     return id;
+}
+
+/* A message that left the queue is forgotten once no consumer's batch may
+ * read it again (the one it processes, the ones after it), so that memory
+ * follows the messages in the queue and in flight, not every one sent. */
+static void msg_forget_if_done(struct policy *p, uint64_t id)
+{
+    struct job *j = jobs_find(&p->d->msgs, id);
+    if (j && !msg_in_queue(j) && msg_of(p, id)->holds == 0)
+        jobs_forget(&p->d->msgs, id);
+}
+
+/* A consumer lets go of a place of its batch that named message id. */
+static void place_release(struct policy *p, uint64_t id)
+{
+    struct sq_msg *m = msg_of(p, id);
+    SIM_ASSERT(m->holds > 0);
+    m->holds--;
+    msg_forget_if_done(p, id);
+}
+
+/* A BUSY consumer holds the places of its batch from the one it processes
+ * (next - 1) on; it drops them all (its batch is over, or it went down). */
+static void batch_drop(struct policy *p, uint32_t k)
+{
+    struct consumer *c = &p->c[k];
+    for (uint32_t i = c->next ? c->next - 1 : 0; i < c->n; i++)
+        place_release(p, c->batch[i]);
+    c->n = c->next = 0;
 }
 
 /* The message leaves the queue (deleted, dead-lettered, expired); an item
@@ -146,6 +179,7 @@ static void msg_gone(struct policy *p, uint64_t id, enum job_status st)
     jobs_update(&p->d->msgs, id, st, SIM_NEVER);
     if (st != JOB_COMPLETED && item != UINT64_MAX && sim_item(p->sim, item)->state == ITEM_PENDING)
         sim_item_drop(p->sim, item);
+    msg_forget_if_done(p, id);
 }
 
 /* The scheduler outside sends every fire up to now it has not sent. */
@@ -182,7 +216,7 @@ static uint32_t receive(struct policy *p, uint32_t k, int64_t now_us)
     c->n = c->next = 0;
     uint64_t id;
     while (c->n < p->max_messages && (id = jobs_next_due(&p->d->msgs, now_us)) != NONE) {
-        struct sq_msg *m = &p->d->mx[id];
+        struct sq_msg *m = msg_of(p, id);
         if (now_us - m->sent_us >= p->retention_us) {
             msg_gone(p, id, JOB_FAILED);
             continue;
@@ -193,6 +227,8 @@ static uint32_t receive(struct policy *p, uint32_t k, int64_t now_us)
             continue;
         }
         m->receives++;
+        SIM_ASSERT(m->holds < UINT16_MAX); /* one place per consumer at most: <= 4096 */
+        m->holds++;
         m->received_us = now_us;
         jobs_update(&p->d->msgs, id, JOB_RUNNING, now_us + p->vis_us);
         c->batch[c->n] = id;
@@ -246,11 +282,14 @@ static void consumer_next(struct policy *p, uint32_t k, int64_t now_us)
 {
     struct consumer *c = &p->c[k];
     if (c->next >= c->n || p->stopping) {
+        batch_drop(p, k);
         c->state = C_IDLE;
         c->tick = -1;
         consumer_poll(p, k, now_us);
         return;
     }
+    if (c->next > 0) /* the message it processed: done with */
+        place_release(p, c->batch[c->next - 1]);
     uint64_t id = c->batch[c->next++];
     struct job *j = jobs_get(&p->d->msgs, id);
     struct run_req rq = RUN_REQ_INIT;
@@ -258,7 +297,7 @@ static void consumer_next(struct policy *p, uint32_t k, int64_t now_us)
     rq.due_us = j->due_us;
     rq.worker = k + 1;
     rq.tag = id;
-    rq.reason = p->d->mx[id].receives > 1 ? REASON_RETRY : is_consumer(p, j->handler) ? REASON_EVENT : REASON_SCHEDULE;
+    rq.reason = msg_of(p, id)->receives > 1 ? REASON_RETRY : is_consumer(p, j->handler) ? REASON_EVENT : REASON_SCHEDULE;
     uint64_t item = j->item;
     if (item != UINT64_MAX) {
         rq.offer = &item;
@@ -306,7 +345,7 @@ static void heartbeat(struct policy *p, uint32_t k, int64_t now_us)
     if (c->state != C_BUSY || c->next == 0)
         return;
     uint64_t id = c->batch[c->next - 1];
-    struct sq_msg *m = &p->d->mx[id];
+    struct sq_msg *m = msg_of(p, id);
     struct job *j = jobs_get(&p->d->msgs, id);
     if (!p->server_down && j->status == JOB_RUNNING && m->receives == c->receipt[c->next - 1]) {
         int64_t until = now_us + (p->hb_vis_us ? p->hb_vis_us : p->vis_us);
@@ -344,6 +383,7 @@ static struct policy *sq_create(struct sim *sim, void *durable, const struct par
     if (!d->init) {
         d->init = 1;
         jobs_init(&d->msgs, sim_durable_realloc, sim);
+        jobs_set_extra(&d->msgs, sizeof(struct sq_msg));
         d->sent = sim_dalloc(sim, (p->t->nh + 1) * sizeof *d->sent);
         for (uint32_t h = 0; h < p->t->nh; h++)
             d->sent[h] = -1;
@@ -358,8 +398,21 @@ static void sq_destroy(struct policy *p)
     free(p);
 }
 
+/* The consumers died with the host, and their batches with them: no place
+ * holds a message any more (O(messages kept)). */
+static void holds_reset(struct policy *p)
+{
+    struct jobtab *t = &p->d->msgs;
+    for (uint64_t id = jobs_next_kept(t, 0); id < t->n; id = jobs_next_kept(t, id + 1)) {
+        msg_of(p, id)->holds = 0;
+        msg_forget_if_done(p, id);
+    }
+}
+
 static void sq_start(struct policy *p, int restart, int64_t now_us)
 {
+    if (restart)
+        holds_reset(p);
     send_items(p, now_us);
     for (uint32_t h = 0; h < p->t->nh; h++)
         if (!is_consumer(p, h))
@@ -439,6 +492,8 @@ static void sq_on_part(struct policy *p, int target, uint32_t index, int up, int
         struct consumer *c = &p->c[k];
         if (!up && c->state != C_DOWN) {
             /* its run died with it; its batch reappears when the timeouts end */
+            if (c->state == C_BUSY)
+                batch_drop(p, k);
             consumer_unwait(p, k);
             sim_timer_cancel(p->sim, c->hb);
             *c = (struct consumer){.state = C_DOWN, .tick = -1};

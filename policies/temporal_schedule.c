@@ -39,7 +39,8 @@
  * ends).
  *
  * Durable: schedules (last processed time, buffer, open workflow) and
- * activity rows (the service's history).  Volatile: the worker's slots and
+ * the activity rows of open workflows (the service's state; a closed
+ * workflow's row is forgotten: act_close).  Volatile: the worker's slots and
  * the timers. */
 #include <stdlib.h>
 
@@ -165,12 +166,23 @@ static void act_dispatch(struct policy *p, uint64_t id, int64_t now_us)
 static void schedule_wake(struct policy *p, uint32_t h, int64_t now_us);
 static void process_buffer(struct policy *p, uint32_t h, int64_t now_us);
 
+/* A closed workflow's row is forgotten: the service keeps a closed
+ * workflow's history for its retention period, for people to look at, and
+ * a schedule only a bounded list of recent actions; no later decision
+ * reads it (a late result of one of its attempts is rejected, as for any
+ * closed workflow), so memory follows the open workflows. */
+static void act_close(struct policy *p, uint64_t id, enum job_status st)
+{
+    act_set(p, id, st, SIM_NEVER);
+    jobs_forget(&p->d->acts, id);
+}
+
 /* The workflow of row id closed (completed, failed, or its attempts ran
  * out): its schedule may start the next one. */
 static void workflow_closed(struct policy *p, uint64_t id, enum job_status st, int64_t now_us)
 {
     uint32_t h = jobs_get(&p->d->acts, id)->handler;
-    act_set(p, id, st, SIM_NEVER);
+    act_close(p, id, st);
     struct tp_sched *s = &p->d->s[h];
     if (s->open == id)
         s->open = NONE;
@@ -263,7 +275,7 @@ static void close_other(struct policy *p, uint32_t h, int64_t now_us)
         if (ri.active && sim_run_cancel(p->sim, j->run))
             p->busy--;
     }
-    act_set(p, s->open, JOB_FAILED, SIM_NEVER);
+    act_close(p, s->open, JOB_FAILED);
     s->open = NONE;
 }
 
@@ -395,7 +407,7 @@ static void tp_destroy(struct policy *p)
 /* Every attempt the host's crash killed is found out by its timeouts. */
 static void recover_attempts(struct policy *p)
 {
-    for (uint64_t id = 0; id < p->d->acts.n; id++) {
+    for (uint64_t id = jobs_next_kept(&p->d->acts, 0); id < p->d->acts.n; id = jobs_next_kept(&p->d->acts, id + 1)) {
         struct job *j = jobs_get(&p->d->acts, id);
         if (j->status != JOB_RUNNING)
             continue;
@@ -449,9 +461,9 @@ static void tp_on_run_end(struct policy *p, const struct run_result *r, int64_t 
     if (p->busy)
         p->busy--;
     uint64_t id = r->tag;
-    struct job *j = jobs_get(&p->d->acts, id);
-    if (j->status != JOB_RUNNING || j->run != r->run) {
-        acts_run(p, now_us); /* a timed-out attempt's late result: rejected */
+    struct job *j = jobs_find(&p->d->acts, id);
+    if (!j || j->status != JOB_RUNNING || j->run != r->run) {
+        acts_run(p, now_us); /* a timed-out attempt's late result (or a closed workflow's): rejected */
         return;
     }
     uint32_t h = j->handler;
@@ -486,8 +498,9 @@ static void tp_on_part(struct policy *p, int target, uint32_t index, int up, int
     p->worker_down = !up;
     if (!up) {
         p->busy = 0;
-        for (uint64_t id = 0; id < p->d->acts.n; id++) {
-            struct job *j = jobs_get(&p->d->acts, id);
+        struct jobtab *acts = &p->d->acts;
+        for (uint64_t id = jobs_next_kept(acts, 0); id < acts->n; id = jobs_next_kept(acts, id + 1)) {
+            struct job *j = jobs_get(acts, id);
             if (j->status == JOB_RUNNING && j->run) {
                 struct sim_run_info ri;
                 sim_run_get(p->sim, j->run, &ri);

@@ -53,7 +53,6 @@
  * consumers.  Volatile: the workers, the
  * server's up/down state, timers and tickers. */
 #include <stdlib.h>
-#include <string.h>
 
 #include "sim/backoff.h"
 #include "sim/jobs.h"
@@ -72,12 +71,12 @@ enum { WHY_EVENT, WHY_FIRE, WHY_MANUAL, WHY_WAKE, WHY_RETRY };
 
 #define NONE UINT64_MAX
 
-/* What a job row holds beyond struct job (same index). */
+/* What a job row holds beyond struct job: its extra bytes (24). */
 struct vt_row {
     int64_t deadline_us;           /* job_deadline: when it fails for good, SIM_NEVER none */
     uint64_t cached_run;           /* run whose mutate step result is recorded, 0 none */
-    uint32_t locked_by;            /* worker (1-based) of the latest claim, 0 none */
     uint32_t failures;             /* step failures (and, for lease, orphanings) so far */
+    uint16_t locked_by;            /* worker (1-based, at most 1024) of the latest claim, 0 none */
     uint8_t why;                   /* WHY_* */
 };
 
@@ -87,13 +86,9 @@ struct vt_pend {                   /* a correlate consumer's pending events */
 };
 
 struct vt_durable {
-    struct jobtab jobs;            /* workflow_runs: available_us = available_at */
+    struct jobtab jobs;            /* workflow_runs: available_us = available_at; extra: vt_row */
     struct jobtab timed;           /* lease design: row i = job i's locked_until / wake_up_at / retry_at */
     struct jobtab pendq;           /* claim_order=pending_first: row i = job i while PENDING */
-    struct vt_row *rows;           /* row id is rows[id - rows_off], for ids below jobs.n */
-    size_t rows_cap;
-    uint64_t rows_off;
-    uint64_t first;                /* rows below it are completed or failed, and forgotten */
     struct jobtab scheds;          /* one row per producer schedule: available_us = next fire */
     int64_t *next_fire;            /* [scheds.n] */
     int64_t *last_fired;           /* [scheds.n] cursor of the catch-up rule, -1 before the first */
@@ -211,11 +206,7 @@ static const struct param_def vt_params[] = {
 
 /* --- small helpers ---------------------------------------------------------- */
 
-static struct vt_row *row_of(struct policy *p, uint64_t id)
-{
-    SIM_ASSERT(id < p->d->jobs.n && id >= p->d->rows_off);
-    return &p->d->rows[id - p->d->rows_off];
-}
+static struct vt_row *row_of(struct policy *p, uint64_t id) { return jobs_extra(&p->d->jobs, id); }
 
 static int row_active(const struct job *j)
 {
@@ -258,14 +249,8 @@ static uint64_t job_new(struct policy *p, uint32_t h, int64_t due_us, uint64_t i
         uint64_t pid = jobs_add(&d->pendq, &j);
         SIM_ASSERT(pid == id);
     }
-    if (id - d->rows_off >= d->rows_cap) {
-        size_t cap = d->rows_cap ? d->rows_cap * 2 : 64;
-        d->rows = sim_drealloc(p->sim, d->rows, cap * sizeof *d->rows);
-        d->rows_cap = cap;
-    }
     int64_t dl = p->job_deadline ? sim_deadline(p->sim, h) : SIM_NEVER;
-    d->rows[id - d->rows_off] =
-        (struct vt_row){.why = why, .deadline_us = dl == SIM_NEVER ? SIM_NEVER : now_us + dl};
+    *row_of(p, id) = (struct vt_row){.why = why, .deadline_us = dl == SIM_NEVER ? SIM_NEVER : now_us + dl};
     if (p->design == DESIGN_LEASE) {
         struct job t = {.handler = h, .status = JOB_COMPLETED, .available_us = SIM_NEVER, .item = id};
         uint64_t tid = jobs_add(&d->timed, &t);
@@ -435,7 +420,7 @@ static void claim(struct policy *p, uint32_t k, uint64_t id, int64_t now_us)
     } else {
         row_put(p, id, JOB_RUNNING, now_us + p->vt_us);
     }
-    x->locked_by = k + 1;
+    x->locked_by = (uint16_t)(k + 1);
 
     sim_timer_cancel(p->sim, wk->poll);
     wk->poll = 0;
@@ -529,35 +514,26 @@ static void notify_all(struct policy *p, int64_t now_us)
 
 /* --- row transitions ------------------------------------------------------------ */
 
-/* The tables forget the completed and failed rows at their front (the
- * rows of every handler share one id sequence), so that memory follows the
- * rows still in play, not every job ever added.  A forgotten row is done:
- * nothing claims, extends or updates it again (job_done). */
-static void forget_done(struct policy *p)
+/* The tables forget a row as soon as it is completed or failed, wherever
+ * it is (the rows of every handler share one id sequence and finish out of
+ * order), so that memory follows the rows still in play, not every job
+ * ever added.  A forgotten row is done: nothing claims, extends or updates
+ * it again (job_done). */
+static void forget_done(struct policy *p, uint64_t id)
 {
     struct vt_durable *d = p->d;
-    while (d->first < d->jobs.n && !row_active(jobs_get(&d->jobs, d->first)))
-        d->first++;
-    jobs_forget_below(&d->jobs, d->first);
+    jobs_forget(&d->jobs, id);
     if (p->design == DESIGN_LEASE)
-        jobs_forget_below(&d->timed, d->first);
+        jobs_forget(&d->timed, id);
     if (p->pending_first)
-        jobs_forget_below(&d->pendq, d->first);
-    uint64_t dead = d->first - d->rows_off, left = d->jobs.n - d->first;
-    if (dead < 64 || dead < left)
-        return;
-    memmove(d->rows, d->rows + dead, (size_t)left * sizeof *d->rows);
-    d->rows_off = d->first;
-    if (d->rows_cap > 128 && left * 4 < d->rows_cap) {
-        d->rows_cap /= 2;
-        d->rows = sim_drealloc(p->sim, d->rows, d->rows_cap * sizeof *d->rows);
-    }
+        jobs_forget(&d->pendq, id);
 }
 
-/* Whether row id is completed or failed (forgotten or not). */
+/* Whether row id is completed or failed (forgotten). */
 static int job_done(struct policy *p, uint64_t id)
 {
-    return id < p->d->first || !row_active(jobs_get(&p->d->jobs, id));
+    const struct job *j = jobs_find(&p->d->jobs, id);
+    return !j || !row_active(j);
 }
 
 /* A row is done: it lets go of the run records it held. */
@@ -573,7 +549,7 @@ static void row_complete(struct policy *p, uint64_t id, enum job_status st)
         sim_run_release(p->sim, x->cached_run);
     j->run = 0;
     x->cached_run = 0;
-    forget_done(p);
+    forget_done(p, id);
 }
 
 static void row_sleep(struct policy *p, uint64_t id, int64_t wake_us)
@@ -712,6 +688,7 @@ static struct policy *vt_create(struct sim *sim, void *durable, const struct par
     p->t = sim_topo(sim);
     p->design = (int)params_get(ps, "design");
     p->nworkers = (uint32_t)params_get(ps, "workers");
+    SIM_ASSERT(p->nworkers <= UINT16_MAX); /* vt_row.locked_by */
     p->vt_us = params_get(ps, "visibility_timeout");
     p->extend = (int)params_get(ps, "heartbeat_extend");
     p->hb_us = params_get(ps, "heartbeat_interval");
@@ -744,6 +721,7 @@ static struct policy *vt_create(struct sim *sim, void *durable, const struct par
     if (!d->init) {
         d->init = 1;
         sim_jobs_init(sim, &d->jobs);
+        jobs_set_extra(&d->jobs, sizeof(struct vt_row));
         sim_jobs_init(sim, &d->timed);
         /* An index of the job rows (the same writes): durable, not watched. */
         jobs_init(&d->pendq, sim_durable_realloc, sim);

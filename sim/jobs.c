@@ -1,10 +1,25 @@
-/* jobs.c: see jobs.h.  O(log n) per update and per query, amortised. */
+/* jobs.c: see jobs.h.  O(1) row lookup through the page directory;
+ * O(log n) per update and per query of the index, amortised.
+ *
+ * Key invariant: page k (ids [k * JOBS_PAGE, (k + 1) * JOBS_PAGE)) is in the
+ * directory while any of its added rows is kept, or while it is the page
+ * being filled; its header counts its kept rows; a forgotten row's status
+ * is ROW_FORGOTTEN.  Every kept active row is in the lane (flag `lane`,
+ * id >= lane_head, times nondecreasing along the lane in id order) or has
+ * a live entry in the heap, not both. */
 #include "sim/jobs.h"
 
 #include <stdlib.h>
 #include <string.h>
 
 #include "sim/util.h"
+
+#define ROW_FORGOTTEN 0xff
+#define PAGE_MASK ((uint64_t)JOBS_PAGE - 1)
+
+struct page_hdr {
+    uint64_t kept;                 /* rows of the page added and not forgotten */
+};
 
 const char *job_status_name(enum job_status s)
 {
@@ -27,6 +42,42 @@ static int ent_less(const struct job_ent *a, const struct job_ent *b)
     return a->id < b->id;
 }
 
+/* --- pages ------------------------------------------------------------------ */
+
+static size_t page_bytes(const struct jobtab *t)
+{
+    return sizeof(struct page_hdr) + (size_t)JOBS_PAGE * (sizeof(struct job) + t->extra);
+}
+
+static void *page_of(const struct jobtab *t, uint64_t pg)
+{
+    if (pg < t->dir_base || pg - t->dir_base >= t->ndir)
+        return NULL;
+    return t->dir[pg - t->dir_base];
+}
+
+static struct job *row_in(void *page, uint64_t id)
+{
+    return (struct job *)((char *)page + sizeof(struct page_hdr)) + (id & PAGE_MASK);
+}
+
+static void *extra_in(const struct jobtab *t, void *page, uint64_t id)
+{
+    char *extras = (char *)page + sizeof(struct page_hdr) + (size_t)JOBS_PAGE * sizeof(struct job);
+    return extras + (id & PAGE_MASK) * t->extra;
+}
+
+static struct job *find(const struct jobtab *t, uint64_t id)
+{
+    if (id < t->base || id >= t->n)
+        return NULL;
+    void *page = page_of(t, id >> JOBS_PAGE_SHIFT);
+    if (!page)
+        return NULL;
+    struct job *r = row_in(page, id);
+    return r->status == ROW_FORGOTTEN ? NULL : r;
+}
+
 static void *grow(struct jobtab *t, void *p, size_t elem, uint64_t *cap, uint64_t need)
 {
     if (need <= *cap)
@@ -37,6 +88,62 @@ static void *grow(struct jobtab *t, void *p, size_t elem, uint64_t *cap, uint64_
     *cap = c;
     return t->alloc(t->ctx, p, (size_t)c * elem);
 }
+
+static void *page_new(struct jobtab *t)
+{
+    void *page = t->spare;
+    if (page) {
+        t->spare = NULL;
+    } else {
+        page = t->alloc(t->ctx, NULL, page_bytes(t));
+        t->pages++;
+    }
+    ((struct page_hdr *)page)->kept = 0;
+    t->dir = grow(t, t->dir, sizeof *t->dir, &t->dir_cap, t->ndir + 1);
+    SIM_ASSERT(t->dir_base + t->ndir == t->n >> JOBS_PAGE_SHIFT);
+    t->dir[t->ndir++] = page;
+    return page;
+}
+
+/* The directory drops the freed pages at its front: moved down once they
+ * are most of it, so that each entry moves O(1) times. */
+static void drop_front(struct jobtab *t)
+{
+    while (t->dir_lead < t->ndir && !t->dir[t->dir_lead])
+        t->dir_lead++;
+    uint64_t first = (t->dir_base + t->dir_lead) << JOBS_PAGE_SHIFT;
+    if (first > t->base)
+        t->base = first;
+    uint64_t dead = t->dir_lead, left = t->ndir - dead;
+    if (dead < 64 || dead < left)
+        return;
+    memmove(t->dir, t->dir + dead, (size_t)left * sizeof *t->dir);
+    t->dir_base += dead;
+    t->ndir = left;
+    t->dir_lead = 0;
+    if (t->dir_cap > 128 && left * 4 < t->dir_cap) {
+        t->dir_cap /= 2;
+        t->dir = t->alloc(t->ctx, t->dir, (size_t)t->dir_cap * sizeof *t->dir);
+    }
+}
+
+/* Page pg has every row added and forgotten: it goes (one is kept spare,
+ * so that a table whose rows come and go allocates nothing). */
+static void page_free(struct jobtab *t, uint64_t pg)
+{
+    uint64_t i = pg - t->dir_base;
+    void *page = t->dir[i];
+    t->dir[i] = NULL;
+    if (!t->spare) {
+        t->spare = page;
+    } else {
+        t->alloc(t->ctx, page, 0);
+        t->pages--;
+    }
+    drop_front(t);
+}
+
+/* --- the index ----------------------------------------------------------------- */
 
 static void sift_up(struct job_ent *h, uint64_t i)
 {
@@ -68,36 +175,107 @@ static void sift_down(struct job_ent *h, uint64_t n, uint64_t i)
     h[i] = e;
 }
 
-static int stale(const struct jobtab *t, const struct job_ent *e)
+/* The index gives back memory once it is a quarter full (halving it), so
+ * that it follows the rows in play after a backlog drains. */
+static void shrink_heap(struct jobtab *t)
 {
-    if (e->id < t->base)
-        return 1; /* forgotten, so finished */
-    const struct job *j = &t->rows[e->id - t->off];
-    return !active(j->status) || j->version != e->version || j->available_us != e->available_us;
+    if (t->heap_cap <= 256 || t->nheap * 4 >= t->heap_cap)
+        return;
+    while (t->heap_cap > 256 && t->nheap * 4 < t->heap_cap)
+        t->heap_cap /= 2;
+    t->heap = t->alloc(t->ctx, t->heap, (size_t)t->heap_cap * sizeof *t->heap);
 }
 
+static int stale(const struct jobtab *t, const struct job_ent *e)
+{
+    const struct job *j = find(t, e->id);
+    return !j || !active(j->status) || j->available_us != e->available_us;
+}
+
+static int ent_cmp(const void *x, const void *y)
+{
+    const struct job_ent *a = x, *b = y;
+    return ent_less(a, b) ? -1 : ent_less(b, a);
+}
+
+/* Keeps the live entries, one per row: a row that left the index and came
+ * back at the same time may have two live entries (the old one revived),
+ * which sorting puts side by side.  A sorted array is a heap.  O(n log n)
+ * once the entries are more than twice the rows they index, so O(log n) a
+ * push, amortised. */
 static void rebuild(struct jobtab *t)
 {
     uint64_t k = 0;
     for (uint64_t i = 0; i < t->nheap; i++)
         if (!stale(t, &t->heap[i]))
             t->heap[k++] = t->heap[i];
-    t->nheap = k;
-    for (uint64_t i = k / 2; i-- > 0;)
-        sift_down(t->heap, t->nheap, i);
+    qsort(t->heap, (size_t)k, sizeof *t->heap, ent_cmp);
+    uint64_t u = 0;
+    for (uint64_t i = 0; i < k; i++)
+        if (u == 0 || ent_cmp(&t->heap[u - 1], &t->heap[i]) != 0)
+            t->heap[u++] = t->heap[i];
+    t->nheap = u;
+    shrink_heap(t);
 }
 
-static void index_row(struct jobtab *t, uint64_t id)
+static void index_push(struct jobtab *t, uint64_t id, int64_t available_us)
 {
-    const struct job *j = &t->rows[id - t->off];
-    if (!active(j->status))
-        return;
-    if (t->nheap > 64 && t->nheap > 2 * t->live)
+    uint64_t in_heap = t->live - t->nlane; /* active rows the heap indexes */
+    if (t->nheap > 64 && t->nheap > 2 * in_heap)
         rebuild(t);
     t->heap = grow(t, t->heap, sizeof *t->heap, &t->heap_cap, t->nheap + 1);
-    t->heap[t->nheap] = (struct job_ent){j->available_us, id, j->version};
+    t->heap[t->nheap] = (struct job_ent){available_us, id};
     sift_up(t->heap, t->nheap++);
 }
+
+static void drop_stale_top(struct jobtab *t)
+{
+    uint64_t before = t->nheap;
+    while (t->nheap && stale(t, &t->heap[0])) {
+        t->heap[0] = t->heap[--t->nheap];
+        if (t->nheap)
+            sift_down(t->heap, t->nheap, 0);
+    }
+    if (t->nheap != before)
+        shrink_heap(t);
+}
+
+/* The lane's first row (its earliest), UINT64_MAX when empty; the head
+ * moves past rows that left it, each once. */
+static uint64_t lane_top(struct jobtab *t)
+{
+    if (t->nlane == 0)
+        return UINT64_MAX;
+    for (;;) {
+        SIM_ASSERT(t->lane_head < t->n);
+        void *page = page_of(t, t->lane_head >> JOBS_PAGE_SHIFT);
+        if (!page) {
+            t->lane_head = ((t->lane_head >> JOBS_PAGE_SHIFT) + 1) << JOBS_PAGE_SHIFT;
+            continue;
+        }
+        const struct job *r = row_in(page, t->lane_head);
+        if (r->status != ROW_FORGOTTEN && r->lane)
+            return t->lane_head;
+        t->lane_head++;
+    }
+}
+
+/* A new active row: into the lane when it keeps the lane's times in order,
+ * else into the heap. */
+static void index_new(struct jobtab *t, uint64_t id, struct job *r)
+{
+    if (t->nlane == 0 || r->available_us >= t->lane_last_us) {
+        if (t->nlane == 0)
+            t->lane_head = id;
+        r->lane = 1;
+        t->nlane++;
+        t->lane_last_us = r->available_us;
+        return;
+    }
+    index_push(t, id, r->available_us);
+}
+
+/* --- the table ----------------------------------------------------------------- */
 
 void *jobs_heap_realloc(void *ctx, void *p, size_t n)
 {
@@ -114,91 +292,152 @@ void jobs_init(struct jobtab *t, jobs_realloc_fn alloc, void *ctx)
     *t = (struct jobtab){.alloc = alloc, .ctx = ctx};
 }
 
+void jobs_set_extra(struct jobtab *t, size_t n)
+{
+    SIM_ASSERT(t->n == 0);
+    t->extra = (n + 7) & ~(size_t)7;
+}
+
 void jobs_watch(struct jobtab *t, jobs_write_fn fn) { t->on_write = fn; }
 
 void jobs_free(struct jobtab *t)
 {
-    if (t->rows)
-        t->alloc(t->ctx, t->rows, 0);
+    for (uint64_t i = 0; i < t->ndir; i++)
+        if (t->dir[i])
+            t->alloc(t->ctx, t->dir[i], 0);
+    if (t->spare)
+        t->alloc(t->ctx, t->spare, 0);
+    if (t->dir)
+        t->alloc(t->ctx, t->dir, 0);
     if (t->heap)
         t->alloc(t->ctx, t->heap, 0);
-    t->rows = NULL;
+    t->dir = NULL;
+    t->spare = NULL;
     t->heap = NULL;
+    t->ndir = t->dir_cap = t->nheap = t->heap_cap = t->pages = 0;
 }
 
 uint64_t jobs_add(struct jobtab *t, const struct job *j)
 {
-    t->rows = grow(t, t->rows, sizeof *t->rows, &t->cap, t->n - t->off + 1);
-    uint64_t id = t->n++;
-    t->rows[id - t->off] = *j;
-    t->rows[id - t->off].version = 0;
-    if (active(j->status))
+    uint64_t id = t->n;
+    void *page = (id & PAGE_MASK) ? page_of(t, id >> JOBS_PAGE_SHIFT) : page_new(t);
+    SIM_ASSERT(page);
+    struct job *r = row_in(page, id);
+    *r = *j;
+    r->lane = 0;
+    if (t->extra)
+        memset(extra_in(t, page, id), 0, t->extra);
+    ((struct page_hdr *)page)->kept++;
+    t->kept++;
+    t->n++;
+    if (active(r->status)) {
         t->live++;
-    index_row(t, id);
+        index_new(t, id, r);
+    }
     if (t->on_write)
-        t->on_write(t->ctx, id, &t->rows[id - t->off]);
+        t->on_write(t->ctx, id, r);
     return id;
 }
 
 struct job *jobs_get(struct jobtab *t, uint64_t id)
 {
+    struct job *r = find(t, id);
+    SIM_ASSERT(r); /* added and not forgotten */
+    return r;
+}
+
+struct job *jobs_find(struct jobtab *t, uint64_t id)
+{
     SIM_ASSERT(id < t->n);
-    SIM_ASSERT(id >= t->base); /* not forgotten */
-    return &t->rows[id - t->off];
+    return find(t, id);
+}
+
+void *jobs_extra(struct jobtab *t, uint64_t id)
+{
+    SIM_ASSERT(find(t, id));
+    return extra_in(t, page_of(t, id >> JOBS_PAGE_SHIFT), id);
+}
+
+uint64_t jobs_next_kept(const struct jobtab *t, uint64_t id)
+{
+    uint64_t k = id > t->base ? id : t->base;
+    while (k < t->n) {
+        void *page = page_of(t, k >> JOBS_PAGE_SHIFT);
+        if (!page) {
+            k = ((k >> JOBS_PAGE_SHIFT) + 1) << JOBS_PAGE_SHIFT;
+            continue;
+        }
+        if (row_in(page, k)->status != ROW_FORGOTTEN)
+            return k;
+        k++;
+    }
+    return t->n;
+}
+
+void jobs_forget(struct jobtab *t, uint64_t id)
+{
+    struct job *r = find(t, id);
+    SIM_ASSERT(r);
+    SIM_ASSERT(!active(r->status));
+    r->status = ROW_FORGOTTEN;
+    uint64_t pg = id >> JOBS_PAGE_SHIFT;
+    struct page_hdr *h = page_of(t, pg);
+    h->kept--;
+    t->kept--;
+    if (h->kept == 0 && ((pg + 1) << JOBS_PAGE_SHIFT) <= t->n)
+        page_free(t, pg);
 }
 
 void jobs_forget_below(struct jobtab *t, uint64_t id)
 {
     SIM_ASSERT(id <= t->n);
-    if (id <= t->base)
-        return;
-    for (uint64_t k = t->base; k < id; k++)
-        SIM_ASSERT(!active(t->rows[k - t->off].status));
-    t->base = id;
-    /* Moved down once the forgotten rows are most of the array, so that
-     * each row is moved O(1) times. */
-    uint64_t dead = t->base - t->off, left = t->n - t->base;
-    if (dead < 64 || dead < left)
-        return;
-    memmove(t->rows, t->rows + dead, (size_t)left * sizeof *t->rows);
-    t->off = t->base;
-    if (t->cap > 128 && left * 4 < t->cap) {
-        t->cap /= 2;
-        t->rows = t->alloc(t->ctx, t->rows, (size_t)t->cap * sizeof *t->rows);
+    uint64_t k = t->base;
+    while (k < id) {
+        if (!page_of(t, k >> JOBS_PAGE_SHIFT)) {
+            k = ((k >> JOBS_PAGE_SHIFT) + 1) << JOBS_PAGE_SHIFT;
+            continue;
+        }
+        if (find(t, k))
+            jobs_forget(t, k);
+        k++;
     }
+    if (id > t->base)
+        t->base = id;
 }
 
 void jobs_update(struct jobtab *t, uint64_t id, enum job_status st, int64_t available_us)
 {
-    SIM_ASSERT(id < t->n);
-    SIM_ASSERT(id >= t->base);
-    struct job *j = &t->rows[id - t->off];
-    t->live += (uint64_t)active((uint8_t)st) - (uint64_t)active(j->status);
+    struct job *j = jobs_get(t, id);
+    int was = active(j->status), now = active((uint8_t)st);
+    int indexed = was && j->available_us == available_us; /* its entry (or lane place) stays */
+    if (j->lane && !(now && indexed)) {
+        j->lane = 0; /* to the heap, if still active */
+        t->nlane--;
+    }
+    t->live += (uint64_t)now - (uint64_t)was;
     j->status = (uint8_t)st;
     j->available_us = available_us;
-    j->version++;
-    index_row(t, id);
+    if (now && !indexed)
+        index_push(t, id, available_us);
     if (t->on_write)
-        t->on_write(t->ctx, id, &t->rows[id - t->off]);
-}
-
-static void drop_stale_top(struct jobtab *t)
-{
-    while (t->nheap && stale(t, &t->heap[0])) {
-        t->heap[0] = t->heap[--t->nheap];
-        if (t->nheap)
-            sift_down(t->heap, t->nheap, 0);
-    }
+        t->on_write(t->ctx, id, j);
 }
 
 uint64_t jobs_peek(struct jobtab *t, int64_t *available_us)
 {
     drop_stale_top(t);
-    if (!t->nheap)
-        return UINT64_MAX;
-    if (available_us)
-        *available_us = t->heap[0].available_us;
-    return t->heap[0].id;
+    uint64_t lane = lane_top(t);
+    struct job_ent best = {0, UINT64_MAX};
+    if (t->nheap)
+        best = t->heap[0];
+    if (lane != UINT64_MAX) {
+        struct job_ent e = {find(t, lane)->available_us, lane};
+        if (!t->nheap || ent_less(&e, &best))
+            best = e;
+    }
+    if (best.id != UINT64_MAX && available_us)
+        *available_us = best.available_us;
+    return best.id;
 }
 
 uint64_t jobs_next_due(struct jobtab *t, int64_t now_us)
@@ -208,25 +447,64 @@ uint64_t jobs_next_due(struct jobtab *t, int64_t now_us)
     return id != UINT64_MAX && at <= now_us ? id : UINT64_MAX;
 }
 
+size_t jobs_bytes(const struct jobtab *t)
+{
+    return (size_t)t->pages * page_bytes(t) + (size_t)t->dir_cap * sizeof *t->dir +
+           (size_t)t->heap_cap * sizeof *t->heap;
+}
+
+/* The pages: every page in the directory counts its kept rows, freed ones
+ * were full, and the totals match. */
+static int check_pages(const struct jobtab *t)
+{
+    uint64_t kept = 0, live = 0;
+    for (uint64_t i = 0; i < t->ndir; i++) {
+        uint64_t pg = t->dir_base + i;
+        if (!t->dir[i]) {
+            if (((pg + 1) << JOBS_PAGE_SHIFT) > t->n)
+                return 0;
+            continue;
+        }
+        uint64_t k = 0;
+        for (uint64_t id = pg << JOBS_PAGE_SHIFT; id < ((pg + 1) << JOBS_PAGE_SHIFT) && id < t->n; id++) {
+            const struct job *r = find(t, id);
+            k += r != NULL;
+            live += r && active(r->status);
+        }
+        if (k != ((const struct page_hdr *)t->dir[i])->kept)
+            return 0;
+        kept += k;
+    }
+    return kept == t->kept && live == t->live;
+}
+
 int jobs_check(const struct jobtab *t)
 {
-    uint64_t live = 0;
-    for (uint64_t i = t->base; i < t->n; i++)
-        live += (uint64_t)active(t->rows[i - t->off].status);
-    if (live != t->live)
+    if (!check_pages(t))
         return 0;
     for (uint64_t i = 1; i < t->nheap; i++)
         if (ent_less(&t->heap[i], &t->heap[(i - 1) / 2]))
             return 0;
-    /* every active row has a current entry */
-    for (uint64_t i = t->base; i < t->n; i++) {
-        if (!active(t->rows[i - t->off].status))
-            continue;
-        int found = 0;
-        for (uint64_t k = 0; k < t->nheap && !found; k++)
-            found = t->heap[k].id == i && !stale(t, &t->heap[k]);
-        if (!found)
-            return 0;
+    /* every kept active row has a live entry */
+    uint64_t span = t->n - t->base;
+    uint8_t *seen = xcalloc(span / 8 + 1, 1);
+    for (uint64_t i = 0; i < t->nheap; i++)
+        if (!stale(t, &t->heap[i]))
+            seen[(t->heap[i].id - t->base) / 8] |= (uint8_t)(1u << ((t->heap[i].id - t->base) % 8));
+    int ok = 1;
+    uint64_t nlane = 0;
+    int64_t last = INT64_MIN;
+    for (uint64_t id = jobs_next_kept(t, t->base); ok && id < t->n; id = jobs_next_kept(t, id + 1)) {
+        const struct job *r = find(t, id);
+        int entry = (seen[(id - t->base) / 8] & (1u << ((id - t->base) % 8))) != 0;
+        if (r->lane) { /* active, at or after the head, in time order, not in the heap too */
+            ok = active(r->status) && id >= t->lane_head && r->available_us >= last && !entry;
+            last = r->available_us;
+            nlane++;
+        } else if (active(r->status) && !entry) {
+            ok = 0;
+        }
     }
-    return 1;
+    free(seen);
+    return ok && nlane == t->nlane;
 }
