@@ -32,7 +32,15 @@ while read -r scn label digest; do
     case "$scn" in '#'*|'') continue ;; esac
     n=$((n + 1))
     got=$(awk -v s="$scn" -v l="$label" '$1 == s && $2 == l { print $3 }' "$tmp/now")
-    [ -n "$got" ] || continue # a scenario or policy that is gone is not a difference in results
+    if [ -z "$got" ]; then
+        # A scenario that is gone is not a difference in results; one that is
+        # still here and gave no result for the label (a crash, a policy that
+        # no longer runs) is.
+        [ -f "$scn" ] || continue
+        echo "FAIL $scn under $label: no result (the committed digest is $digest)"
+        bad=1
+        continue
+    fi
     if [ "$got" != "$digest" ]; then
         echo "FAIL $scn under $label: results differ from the committed digest"
         bad=1
