@@ -107,13 +107,16 @@ void idwin_free(struct idwin *w)
     *w = (struct idwin){0};
 }
 
-/* A ring of cap entries holding the window's ids at the same offsets. */
+/* A ring of cap entries holding the window's ids at the same offsets.  A
+ * smaller ring keeps the window's first cap ids: the caller has slid every
+ * live id into them. */
 static void win_resize(struct idwin *w, size_t cap)
 {
     uint32_t *ring = xmalloc(cap * sizeof *ring);
     for (size_t i = 0; i < cap; i++)
         ring[i] = IDMAP_NONE;
-    for (size_t k = 0; k < w->cap; k++) {
+    size_t keep = cap < w->cap ? cap : w->cap;
+    for (size_t k = 0; k < keep; k++) {
         uint64_t id = w->lo + k;
         ring[id & (cap - 1)] = w->ring[id & (w->cap - 1)];
     }

@@ -202,6 +202,33 @@ static void test_window_memory(void **state)
     idwin_free(&w);
 }
 
+/* A ring halves while ids in it are alive: a burst of 300 k, then a
+ * stream in which every id lives for 1,000 more; every live id stays
+ * readable through the shrinking slides. */
+static void test_window_shrink_live(void **state)
+{
+    (void)state;
+    struct idwin w;
+    idwin_init(&w);
+    uint64_t id = 0;
+    for (; id < 300000; id++)
+        idwin_put(&w, id, (uint32_t)(id & 0xfffff));
+    size_t burst = idwin_bytes(&w);
+    for (uint64_t k = 0; k < 300000; k++)
+        idwin_del(&w, k);
+    for (; id < 3000000; id++) {
+        idwin_put(&w, id, (uint32_t)(id & 0xfffff));
+        if (id >= 301000)
+            idwin_del(&w, id - 1000);
+        if (id % 9973 == 0)
+            for (uint64_t k = id > 301000 ? id - 999 : 300000; k <= id; k++)
+                EXPECT_U64(idwin_get(&w, k), k & 0xfffff, "live through a shrink");
+    }
+    EXPECT_U64(idwin_count(&w), 1000, "live");
+    assert_true(idwin_bytes(&w) * 4 <= burst);
+    idwin_free(&w);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -213,6 +240,7 @@ int main(void)
         cmocka_unit_test(test_window_long_lived),
         cmocka_unit_test(test_window_strays),
         cmocka_unit_test(test_window_memory),
+        cmocka_unit_test(test_window_shrink_live),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
