@@ -349,7 +349,7 @@ static size_t misfire_pass(struct policy *p, int64_t now_us, uint32_t max)
     }
     /* The handled front goes once it is half the list: each pass costs what
      * it handles, not what is still held (thousands of triggers in a fleet). */
-    if (d->held_head * 2 >= d->nheld) {
+    if (d->held_head && d->held_head * 2 >= d->nheld) {
         memmove(d->held, d->held + d->held_head, (d->nheld - d->held_head) * sizeof *d->held);
         d->nheld -= d->held_head;
         d->held_head = 0;
