@@ -37,7 +37,9 @@
  * progress, the items already inserted.  Volatile: the workers and the loops. */
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
+#include "sim/idxset.h"
 #include "sim/jobs.h"
 #include "sim/policy_api.h"
 #include "sim/rng.h"
@@ -73,11 +75,22 @@ struct pq_row {                    /* side data of a job row (its extra bytes) *
     uint64_t exec_pos;             /* executing: its index in exec + 1; 0 otherwise */
 };
 
+/* A claim, in the order claims happen (attempted_at never decreases along
+ * them): the index the sweep's next instant is read from, the earliest
+ * claim still executing.  Entries whose row stopped executing, or was
+ * claimed again, are dropped as they reach the front. */
+struct claim_ord {
+    int64_t attempted_us;
+    uint64_t id;
+};
+
 struct pq_durable {
     int init;
     struct jobtab rows;            /* available_us = run_at while available; extra: pq_row */
     uint64_t *exec;                /* executing rows, for the sweep */
     size_t nexec, exec_cap;
+    struct claim_ord *ord;         /* claims in order: [ord_head, ord_len) may hold executing rows */
+    size_t ord_head, ord_len, ord_cap;
     int64_t *cron_last;            /* [nh] producers: the last fire inserted (or passed), -1 none */
     uint64_t seen;                 /* items 0..seen-1 are rows already */
 };
@@ -99,7 +112,7 @@ struct policy {
     int64_t poll_us, rescue_us, sweep_us, timeout_us, retry_delay_us, cron_us;
 
     struct worker *w;
-    uint32_t nidle;
+    struct idxset idle;            /* the idle workers */
     int poll_tick, sweep_tick, cron_tick;
     int *cron_alarm;               /* [nh] River: each periodic job's exact time */
     int server_down, stopping;
@@ -163,12 +176,46 @@ static uint64_t row_new(struct policy *p, uint32_t h, int64_t due, uint64_t item
     return id;
 }
 
+/* Whether claim e is still its row's executing attempt. */
+static int ord_live(struct policy *p, const struct claim_ord *e)
+{
+    if (!jobs_find(&p->d->rows, e->id))
+        return 0;
+    const struct pq_row *x = rx(p, e->id);
+    return x->exec_pos != 0 && x->attempted_us == e->attempted_us;
+}
+
+/* Keeps the claim index's memory to its executing rows: a dropped front
+ * goes once it is half the array, and entries of finished attempts behind
+ * a long-running front go once they outnumber the executing rows. */
+static void ord_trim(struct policy *p)
+{
+    struct pq_durable *d = p->d;
+    while (d->ord_head < d->ord_len && !ord_live(p, &d->ord[d->ord_head]))
+        d->ord_head++;
+    size_t n = d->ord_len - d->ord_head;
+    if (n > 2 * d->nexec + 64) {
+        size_t k = 0;
+        for (size_t i = d->ord_head; i < d->ord_len; i++)
+            if (ord_live(p, &d->ord[i]))
+                d->ord[k++] = d->ord[i];
+        d->ord_head = 0;
+        d->ord_len = k;
+    } else if (d->ord_head > 64 && 2 * d->ord_head > d->ord_len) {
+        memmove(d->ord, d->ord + d->ord_head, n * sizeof *d->ord);
+        d->ord_head = 0;
+        d->ord_len = n;
+    }
+}
+
 static void exec_add(struct policy *p, uint64_t id)
 {
     struct pq_durable *d = p->d;
     d->exec = sim_dgrow(p->sim, d->exec, sizeof *d->exec, &d->exec_cap, d->nexec + 1);
     d->exec[d->nexec++] = id;
     rx(p, id)->exec_pos = d->nexec;
+    d->ord = sim_dgrow(p->sim, d->ord, sizeof *d->ord, &d->ord_cap, d->ord_len + 1);
+    d->ord[d->ord_len++] = (struct claim_ord){rx(p, id)->attempted_us, id};
 }
 
 static void exec_del(struct policy *p, uint64_t id)
@@ -231,9 +278,11 @@ static void attempt_failed(struct policy *p, uint64_t id, int64_t now_us)
 
 static void worker_set(struct policy *p, uint32_t k, uint8_t st)
 {
-    p->nidle -= p->w[k].state == W_IDLE;
     p->w[k].state = st;
-    p->nidle += st == W_IDLE;
+    if (st == W_IDLE)
+        idxset_add(&p->idle, k);
+    else
+        idxset_del(&p->idle, k);
 }
 
 /* The fetch query's UPDATE and the job's start on worker k. */
@@ -272,9 +321,7 @@ static void fetch(struct policy *p, int64_t now_us)
 {
     if (p->server_down || p->stopping)
         return;
-    for (uint32_t k = 0; k < p->nworkers && p->nidle > 0; k++) {
-        if (p->w[k].state != W_IDLE)
-            continue;
+    for (uint32_t k = idxset_next(&p->idle, 0); k != IDXSET_NONE; k = idxset_next(&p->idle, k + 1)) {
         uint64_t id = jobs_next_due(&p->d->rows, now_us);
         if (id == NONE)
             break;
@@ -286,21 +333,18 @@ static void fetch(struct policy *p, int64_t now_us)
 static void arm_poll(struct policy *p, int64_t now_us)
 {
     int64_t at = SIM_NEVER;
-    if (p->nidle == 0 || p->server_down || jobs_peek(&p->d->rows, &at) == NONE)
+    if (p->idle.count == 0 || p->server_down || jobs_peek(&p->d->rows, &at) == NONE)
         at = SIM_NEVER;
     sim_ticker_arm(p->sim, p->poll_tick, at);
 }
 
 /* The sweep is armed for the first executing row it would treat as
- * abandoned. */
+ * abandoned: the earliest claim still executing.  O(1) amortised. */
 static void arm_sweep(struct policy *p)
 {
-    int64_t at = SIM_NEVER;
-    for (size_t i = 0; i < p->d->nexec; i++) {
-        int64_t t = rx(p, p->d->exec[i])->attempted_us + p->rescue_us + 1;
-        if (t < at)
-            at = t;
-    }
+    ord_trim(p);
+    const struct pq_durable *d = p->d;
+    int64_t at = d->ord_head < d->ord_len ? d->ord[d->ord_head].attempted_us + p->rescue_us + 1 : SIM_NEVER;
     sim_ticker_arm(p->sim, p->sweep_tick, p->server_down ? SIM_NEVER : at);
 }
 
@@ -453,6 +497,7 @@ static struct policy *pq_create(struct sim *sim, void *durable, const struct par
     p->cron_us = flavour_dur(ps, "cron_interval", fl->cron_us);
 
     p->w = xcalloc(p->nworkers, sizeof *p->w);
+    idxset_init(&p->idle, p->nworkers);
     p->cron_alarm = xcalloc(p->t->nh + 1, sizeof *p->cron_alarm);
     for (uint32_t h = 0; h < p->t->nh; h++)
         p->cron_alarm[h] = is_consumer(p, h) ? -1 : sim_alarm_new(sim, T_CRONAT, h);
@@ -471,13 +516,14 @@ static struct policy *pq_create(struct sim *sim, void *durable, const struct par
 static void pq_destroy(struct policy *p)
 {
     free(p->w);
+    idxset_free(&p->idle);
     free(p->cron_alarm);
     free(p);
 }
 
 static void pq_start(struct policy *p, int restart, int64_t now_us)
 {
-    p->nidle = 0;
+    idxset_clear(&p->idle);
     for (uint32_t k = 0; k < p->nworkers; k++) {
         p->w[k] = (struct worker){.state = W_DOWN};
         worker_set(p, k, W_IDLE);

@@ -168,6 +168,31 @@ static void test_crashed_worker(void **state)
  * from 15m to 42m30s.  pg-boss sends the latest missed fire (40m) at its
  * first check: runs for 0, 10m, 40m, 50m; Oban's cron does not backfill:
  * 0, 10m, 50m. */
+/* The sweep's next instant with several rows executing, claimed at
+ * different times and rescued over and over (Oban, rescue_after 6 min,
+ * the Lifeline every minute, 8 workers): each row is rescued at the first
+ * Lifeline tick after its latest claim + 6 min, whatever the others do,
+ * until its first attempt completes (20 min after its first claim).  The
+ * third row's rescue at 18 min finds all 8 workers busy with the 8
+ * attempts so far: it waits for the first worker to finish, at 20 min. */
+static void test_staggered_rescues(void **state)
+{
+    (void)state;
+    struct sim_result r;
+    run("horizon 1h\n"
+        "drain 12h\n"
+        "workflow w\n"
+        "  consumer c subscribe t fifo runs 20m\n"
+        "publish t at 0\n"
+        "publish t at 2m\n"
+        "publish t at 4m\n",
+        "flavour=oban rescue_after=6m workers=8", &r);
+    const int64_t starts[] = {0, MIN(2), MIN(4), MIN(7), MIN(9), MIN(11), MIN(14), MIN(16), MIN(20)};
+    simtest_expect_starts(&r, -1, starts, 9);
+    assert_int_equal(simtest_count(&r, "note", "rescued"), 6);
+    sim_result_free(&r);
+}
+
 static void test_cron(void **state)
 {
     (void)state;
@@ -195,6 +220,7 @@ int main(void)
         cmocka_unit_test(test_river),
         cmocka_unit_test(test_retry_and_polling),
         cmocka_unit_test(test_crashed_worker),
+        cmocka_unit_test(test_staggered_rescues),
         cmocka_unit_test(test_cron),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
