@@ -55,6 +55,7 @@
 #include <stdlib.h>
 
 #include "sim/backoff.h"
+#include "sim/idxset.h"
 #include "sim/jobs.h"
 #include "sim/cal.h"
 #include "sim/policy_api.h"
@@ -76,8 +77,8 @@ struct vt_row {
     int64_t deadline_us;           /* job_deadline: when it fails for good, SIM_NEVER none */
     uint64_t cached_run;           /* run whose mutate step result is recorded, 0 none */
     uint32_t failures;             /* step failures (and, for lease, orphanings) so far */
-    uint16_t locked_by;            /* worker (1-based, at most 1024) of the latest claim, 0 none */
-    uint8_t why;                   /* WHY_* */
+    uint32_t locked_by : 24;       /* worker (1-based) of the latest claim, 0 none */
+    uint32_t why : 8;              /* WHY_* */
 };
 
 struct vt_pend {                   /* a correlate consumer's pending events */
@@ -120,7 +121,7 @@ struct policy {
     struct sim_sched_opts sched_opts;
 
     struct worker *wk;
-    uint32_t nidle;                /* workers IDLE */
+    struct idxset idle;            /* the IDLE workers */
     int server_down;
     int stopping;                  /* a graceful stop began (on_stop): nobody claims */
     int coord, watchdog;           /* tickers; watchdog only for design=lease */
@@ -134,7 +135,7 @@ static const struct param_def vt_params[] = {
      "seed 002, Goal (before/after table); lease = the design before it",
      "vistimeout: one available_at column, no lock extension; lease: locked_until extended by heartbeats, "
      "a 1 s watchdog"},
-    {"workers", PARAM_INT, "4", NULL, 1, 1024, "spec 4 (seed 002 gives no pool size)",
+    {"workers", PARAM_INT, "4", NULL, 1, 1000000, "spec 4 (seed 002 gives no pool size)",
      "workers in the pool; run_req.worker = index + 1 (crash worker K hits index K)"},
     {"visibility_timeout", PARAM_DURATION, "300s", NULL, US_PER_S, 30 * US_PER_DAY,
      "seed 002, Phase 3 config.rs default_visibility_timeout_secs = 300; as built 60s",
@@ -314,10 +315,11 @@ static uint64_t correlate_partner(struct policy *p, uint32_t h, uint64_t item)
 
 static void worker_set(struct policy *p, uint32_t k, uint8_t state)
 {
-    struct worker *wk = &p->wk[k];
-    p->nidle -= wk->state == W_IDLE;
-    wk->state = state;
-    p->nidle += state == W_IDLE;
+    p->wk[k].state = state;
+    if (state == W_IDLE)
+        idxset_add(&p->idle, k);
+    else
+        idxset_del(&p->idle, k);
 }
 
 /* The first heartbeat of worker k after now (its loop ticks from its start). */
@@ -420,7 +422,7 @@ static void claim(struct policy *p, uint32_t k, uint64_t id, int64_t now_us)
     } else {
         row_put(p, id, JOB_RUNNING, now_us + p->vt_us);
     }
-    x->locked_by = (uint16_t)(k + 1);
+    x->locked_by = k + 1;
 
     sim_timer_cancel(p->sim, wk->poll);
     wk->poll = 0;
@@ -486,7 +488,7 @@ static void arm_next(struct policy *p, int64_t now_us)
         ticker_arm(p, p->watchdog, at, now_us);
     }
     int64_t want = SIM_NEVER;
-    if (p->design == DESIGN_VISTIMEOUT && p->notify == NOTIFY_ON && !p->server_down && p->nidle > 0) {
+    if (p->design == DESIGN_VISTIMEOUT && p->notify == NOTIFY_ON && !p->server_down && p->idle.count > 0) {
         int64_t at;
         if (jobs_peek(&p->d->jobs, &at) != NONE && at > now_us)
             want = at;
@@ -500,11 +502,9 @@ static void notify_all(struct policy *p, int64_t now_us)
 {
     if ((p->notify != NOTIFY_ON && p->notify != NOTIFY_NEW_ONLY) || p->server_down || p->stopping)
         return;
-    /* O(workers) at most; stops at the first worker that finds nothing,
-     * since the others would find nothing either. */
-    for (uint32_t k = 0; k < p->nworkers && p->nidle > 0; k++) {
-        if (p->wk[k].state != W_IDLE)
-            continue;
+    /* O(idle workers served + workers / 4096); stops at the first worker
+     * that finds nothing, since the others would find nothing either. */
+    for (uint32_t k = idxset_next(&p->idle, 0); k != IDXSET_NONE; k = idxset_next(&p->idle, k + 1)) {
         uint64_t id = next_claimable(p, now_us);
         if (id == NONE)
             break;
@@ -688,7 +688,7 @@ static struct policy *vt_create(struct sim *sim, void *durable, const struct par
     p->t = sim_topo(sim);
     p->design = (int)params_get(ps, "design");
     p->nworkers = (uint32_t)params_get(ps, "workers");
-    SIM_ASSERT(p->nworkers <= UINT16_MAX); /* vt_row.locked_by */
+    SIM_ASSERT(p->nworkers < (UINT32_C(1) << 24)); /* vt_row.locked_by */
     p->vt_us = params_get(ps, "visibility_timeout");
     p->extend = (int)params_get(ps, "heartbeat_extend");
     p->hb_us = params_get(ps, "heartbeat_interval");
@@ -715,6 +715,7 @@ static struct policy *vt_create(struct sim *sim, void *durable, const struct par
         SIM_ASSERT(cal_zone_get("UTC", &p->sched_opts.zone, err, sizeof err) == 0); /* UTC is built in */
     }
     p->wk = xcalloc(p->nworkers, sizeof *p->wk);
+    idxset_init(&p->idle, p->nworkers);
     p->next = sim_alarm_new(sim, T_NEXT, 0);
 
     struct vt_durable *d = p->d;
@@ -749,6 +750,7 @@ static struct policy *vt_create(struct sim *sim, void *durable, const struct par
 static void vt_destroy(struct policy *p)
 {
     free(p->wk);
+    idxset_free(&p->idle);
     free(p->scratch);
     free(p);
 }
@@ -785,7 +787,7 @@ static void vt_start(struct policy *p, int restart, int64_t now_us)
     if (restart)
         adopt_unseen(p, now_us);
     p->server_down = 0;
-    p->nidle = 0;
+    idxset_clear(&p->idle);
     for (uint32_t k = 0; k < p->nworkers; k++) {
         p->wk[k] = (struct worker){.state = W_DOWN, .t0_us = now_us};
         worker_set(p, k, W_IDLE);
