@@ -21,9 +21,17 @@
  * over the first's (<= 1.5), peak RSS of the first two (<= 256 MiB), and of
  * the third (<= 4 GiB).  Benchmarks report; they never fail.
  *
+ * Policies that run every job on a shared pool (vistimeout's and pgqueue's
+ * workers, sqs's consumers, quartz's threads) get one worker per instance,
+ * as a fleet's operators would size it: with the default pool (4 to 10
+ * workers) a fleet's jobs pile up unprocessed, so the shapes would not do
+ * the same work and the memory would be the backlog's, not the engine's.
+ * FLEET_POOL=default keeps the defaults (the overloaded fleet).
+ *
  * Environment: FLEET_SHAPES="1000x30d,30000x1d,1000000x1d" (the default),
  * FLEET_POLICIES="oracle,poll" (default: all), FLEET_REPS=1,
- * FLEET_MAX_GIB=20 (address-space limit of each child). */
+ * FLEET_MAX_GIB=20 (address-space limit of each child), FLEET_POOL=scaled
+ * (the default) or default. */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -77,6 +85,23 @@ static double horizon_h(const char *hz)
     return u == 'd' ? v * 24 : u == 'm' ? v / 60 : v;
 }
 
+/* The pool parameter of a policy that runs jobs on a shared pool, or NULL. */
+static const char *pool_key(const struct policy_ops *ops)
+{
+    static const char *const keys[][2] = {
+        {"vistimeout", "workers"}, {"pgqueue", "workers"}, {"sqs", "consumers"}, {"quartz", "thread_count"}};
+    for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++)
+        if (strcmp(ops->name, keys[i][0]) == 0)
+            return keys[i][1];
+    return NULL;
+}
+
+static int pool_scaled(void)
+{
+    const char *v = getenv("FLEET_POOL");
+    return !v || strcmp(v, "default") != 0;
+}
+
 static char *fleet_text(const struct shape *sh)
 {
     char *buf = xmalloc(1024);
@@ -112,6 +137,14 @@ static void child(const struct shape *sh, const struct policy_ops *ops, int fd)
     } else {
         struct params ps;
         params_init(&ps, ops);
+        const char *key = pool_key(ops);
+        char n[32], msg[160];
+        snprintf(n, sizeof n, "%lu", sh->n);
+        if (key && pool_scaled() && params_set(&ps, key, n, msg, sizeof msg) != 0) {
+            snprintf(out, sizeof out, "0 0 0 %s=%s: %.100s", key, n, msg);
+            ssize_t w = write(fd, out, strlen(out));
+            _exit(w > 0 ? 0 : 1);
+        }
         struct sim_opts o = {.seed = s->seed, .max_memory = UINT64_MAX};
         struct sim_result res;
         sim_run(s, ops, &ps, &o, &res);
@@ -209,12 +242,15 @@ static void print_row(const struct policy_ops *ops, const struct shape *sh, cons
 {
     char label[48];
     snprintf(label, sizeof label, "%lu x %s", sh->n, sh->horizon);
+    const char *key = pool_key(ops);
+    if (key && pool_scaled())
+        snprintf(label + strlen(label), sizeof label - strlen(label), " %s=%lu", key, sh->n);
     if (!row->ok) {
-        printf("fleet %-11s %-14s  did not complete: %s (peak RSS %.0f MiB)\n", ops->name, label, row->why,
+        printf("fleet %-11s %-28s  did not complete: %s (peak RSS %.0f MiB)\n", ops->name, label, row->why,
                (double)row->maxrss_kib / 1024.0);
         return;
     }
-    printf("fleet %-11s %-14s %6.2f M ev/s %6.2f M rec/s %6.1f M records %7.0f MiB %7.0f B/inst RSS %6.0f B/inst "
+    printf("fleet %-11s %-28s %6.2f M ev/s %6.2f M rec/s %6.1f M records %7.0f MiB %7.0f B/inst RSS %6.0f B/inst "
            "state  cpu %.2f s  wall %.2f s",
            ops->name, label, (double)row->events / row->cpu_s / 1e6, (double)row->records / row->cpu_s / 1e6,
            (double)row->records / 1e6, (double)row->maxrss_kib / 1024.0,
