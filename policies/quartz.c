@@ -306,8 +306,8 @@ static void arm_misfire(struct policy *p, int64_t now_us)
     if (p->d->nheld > p->d->held_head) {
         at = now_us + 1;
     } else if (free_node(p) < 0) {
-        uint64_t id = jobs_peek(&p->d->trig, &at);
-        at = id == NONE || tx(p, id)->ignore ? SIM_NEVER : at + p->thr_us + 1;
+        uint64_t id = jobs_peek(&p->d->trig, &at); /* a SLEEPING top is at SIM_NEVER: none waits */
+        at = id == NONE || at == SIM_NEVER || tx(p, id)->ignore ? SIM_NEVER : at + p->thr_us + 1;
     }
     sim_ticker_arm(p->sim, p->misfire_tick, p->server_down || p->stopping ? SIM_NEVER : at);
 }

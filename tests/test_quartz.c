@@ -187,6 +187,31 @@ static void test_consumer(void **state)
     sim_result_free(&r);
 }
 
+/* Every thread busy and the only other trigger BLOCKED: nothing can
+ * misfire, so the handler has no pass to make (a BLOCKED trigger has no
+ * fire time in the index; taking its place as a time once overflowed and
+ * armed the handler for the past, a pass at the same instant forever: a
+ * livelock at 1m).  One thread, every minute, 90 s runs, disallowed
+ * concurrency: 0 ends at 90 s, the 1m fire is 30 s late: at once; it ends at
+ * 180 s, the 2m fire exactly 60 s late, not over the threshold: at once; it
+ * ends at 270 s, the 3m fire is misfired: the pass at 300 s reschedules it
+ * to the grid's next time, 6m.  Three runs every 6 minutes: 30 in the hour. */
+static void test_disallow_one_thread(void **state)
+{
+    (void)state;
+    const char *text = "horizon 1h\n"
+                       "workflow w\n"
+                       "  producer p every 1m runs 90s publish t\n";
+    struct sim_result r;
+    run(text, "disallow_concurrent=true thread_count=1", &r);
+    const int64_t starts[] = {0, S(90), S(180), MIN(6), S(450), S(540), MIN(12)};
+    for (int i = 0; i < 7; i++)
+        assert_int_equal(simtest_nth(&r, "start", NULL, i), starts[i]);
+    simtest_expect_metric(&r, "runs", 30);
+    simtest_expect_metric(&r, "overlaps", 0);
+    sim_result_free(&r);
+}
+
 /* A fleet on a pool: 200 instances every 10 minutes, jobs of 20 to 40 s,
  * each with a consumer of its own feed (6 events an hour), the host down
  * at 3h00m10s for 5 minutes (the jobs then running die with it; their
@@ -248,6 +273,7 @@ int main(void)
         cmocka_unit_test(test_thread_starvation),
         cmocka_unit_test(test_cluster_failover),
         cmocka_unit_test(test_consumer),
+        cmocka_unit_test(test_disallow_one_thread),
         cmocka_unit_test(test_fleet_pool),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
