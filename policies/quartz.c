@@ -117,7 +117,7 @@ static const struct param_def qz_params[] = {
     {"disallow_concurrent", PARAM_BOOL, "false", NULL, 0, 1,
      "@DisallowConcurrentExecution (absent by default); JobStoreSupport.triggerFired / triggeredJobComplete",
      "at most one execution of a job at a time: its trigger is BLOCKED while it runs"},
-    {"thread_count", PARAM_INT, "10", NULL, 1, 100000, "org.quartz.threadPool.threadCount = 10 (quartz.properties)",
+    {"thread_count", PARAM_INT, "10", NULL, 1, 1000000, "org.quartz.threadPool.threadCount = 10 (quartz.properties)",
      "worker threads per node; a due trigger waits for a free one"},
     {"max_misfires_per_pass", PARAM_INT, "20", NULL, 1, 1000000,
      "org.quartz.jobStore.maxMisfiresToHandleAtATime = 20 (JobStoreSupport)",

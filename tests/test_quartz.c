@@ -264,6 +264,28 @@ static void test_fleet_pool(void **state)
     }
 }
 
+/* thread_count goes up to a million (a thread costs nothing until it runs
+ * a job): a pool of a million serves twelve one-shot triggers on time. */
+static void test_thread_count_range(void **state)
+{
+    (void)state;
+    const char *text = "horizon 10m\n"
+                       "workflow w x 12\n"
+                       "  producer p at 0 runs 70s publish t\n";
+    struct sim_result r;
+    run(text, "thread_count=1000000", &r);
+    simtest_expect_metric(&r, "runs", 12);
+    simtest_expect_metric(&r, "lateness.max", 0);
+    sim_result_free(&r);
+    const struct policy_ops *ops = policy_find("quartz");
+    assert_non_null(ops);
+    struct params ps;
+    char msg[256];
+    params_init(&ps, ops);
+    assert_int_equal(params_set(&ps, "thread_count", "1000000", msg, sizeof msg), 0);
+    assert_int_not_equal(params_set(&ps, "thread_count", "1000001", msg, sizeof msg), 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -275,6 +297,7 @@ int main(void)
         cmocka_unit_test(test_consumer),
         cmocka_unit_test(test_disallow_one_thread),
         cmocka_unit_test(test_fleet_pool),
+        cmocka_unit_test(test_thread_count_range),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
