@@ -33,16 +33,22 @@
  * Key invariant: a trigger row is WAITING (PENDING, indexed at its
  * nextFireTime), BLOCKED or held for the misfire handler (SLEEPING, its
  * time in tx[].next) or COMPLETE; a fired-trigger row exists exactly while
- * its run is active (or was, when its node died) and busy[node] counts the
- * active runs of the node.
+ * its run is active (or was, when its node died), fired_at maps its run to
+ * it, and busy[node] counts the active runs of the node.
  *
  * Durable: triggers (a fired one-shot's row is forgotten with its
  * fired-trigger row: trig_done), fired-trigger rows, check-in times (the
  * QRTZ_ tables).
- * Volatile: nodes' threads and loops. */
+ * Volatile: nodes' threads and loops; the index of fired-trigger rows by
+ * run (rebuilt from the rows at create).
+ *
+ * Costs.  Per event: O(nodes) to find a free thread (busy counts), O(1) to
+ * find a run's fired-trigger row, O(log triggers) in the time index.  Walks
+ * over all rows: at a start and when a node is recovered. */
 #include <stdlib.h>
 #include <string.h>
 
+#include "sim/idmap.h"
 #include "sim/jobs.h"
 #include "sim/policy_api.h"
 #include "sim/util.h"
@@ -90,6 +96,7 @@ struct policy {
     uint32_t threads, nodes, max_misfires;
 
     uint32_t *busy;                /* [nodes] active runs */
+    struct idwin fired_at;         /* run -> its fired-trigger row's index (rebuilt at create) */
     uint8_t *up;                   /* [nodes] */
     int64_t *node_start;           /* [nodes] */
     int *node_tick;                /* [nodes] check-in tickers, -1 none */
@@ -110,7 +117,7 @@ static const struct param_def qz_params[] = {
     {"disallow_concurrent", PARAM_BOOL, "false", NULL, 0, 1,
      "@DisallowConcurrentExecution (absent by default); JobStoreSupport.triggerFired / triggeredJobComplete",
      "at most one execution of a job at a time: its trigger is BLOCKED while it runs"},
-    {"thread_count", PARAM_INT, "10", NULL, 1, 100000, "org.quartz.threadPool.threadCount = 10 (quartz.properties)",
+    {"thread_count", PARAM_INT, "10", NULL, 1, 1000000, "org.quartz.threadPool.threadCount = 10 (quartz.properties)",
      "worker threads per node; a due trigger waits for a free one"},
     {"max_misfires_per_pass", PARAM_INT, "20", NULL, 1, 1000000,
      "org.quartz.jobStore.maxMisfiresToHandleAtATime = 20 (JobStoreSupport)",
@@ -240,6 +247,7 @@ static void fired_add(struct policy *p, uint64_t run, uint64_t trig, uint32_t no
 {
     struct qz_durable *d = p->d;
     d->fired = sim_dgrow(p->sim, d->fired, sizeof *d->fired, &d->fired_cap, d->nfired + 1);
+    idwin_put(&p->fired_at, run, (uint32_t)d->nfired);
     d->fired[d->nfired++] = (struct qz_fired){.run = run, .trig = trig, .node = node};
     sim_run_hold(p->sim, run); /* the row names it until it goes (recovery reads it) */
 }
@@ -298,8 +306,8 @@ static void arm_misfire(struct policy *p, int64_t now_us)
     if (p->d->nheld > p->d->held_head) {
         at = now_us + 1;
     } else if (free_node(p) < 0) {
-        uint64_t id = jobs_peek(&p->d->trig, &at);
-        at = id == NONE || tx(p, id)->ignore ? SIM_NEVER : at + p->thr_us + 1;
+        uint64_t id = jobs_peek(&p->d->trig, &at); /* a SLEEPING top is at SIM_NEVER: none waits */
+        at = id == NONE || at == SIM_NEVER || tx(p, id)->ignore ? SIM_NEVER : at + p->thr_us + 1;
     }
     sim_ticker_arm(p->sim, p->misfire_tick, p->server_down || p->stopping ? SIM_NEVER : at);
 }
@@ -383,11 +391,18 @@ static void consumer_schedule(struct policy *p, uint32_t h, int64_t at)
 
 /* --- recovery ---------------------------------------------------------------------------- */
 
+/* Row i goes; the last row takes its place (recovery walks the rows in
+ * this order, so it is part of the results). */
 static void fired_remove(struct policy *p, size_t i)
 {
     struct qz_durable *d = p->d;
     sim_run_release(p->sim, d->fired[i].run);
+    idwin_del(&p->fired_at, d->fired[i].run);
     d->fired[i] = d->fired[--d->nfired];
+    if (i < d->nfired) {
+        idwin_del(&p->fired_at, d->fired[i].run);
+        idwin_put(&p->fired_at, d->fired[i].run, (uint32_t)i);
+    }
 }
 
 /* The fired-trigger row i belongs to a dead node: re-run (requests
@@ -481,8 +496,11 @@ static struct policy *qz_create(struct sim *sim, void *durable, const struct par
     p->node_tick = xcalloc(p->nodes, sizeof *p->node_tick);
     p->more = xcalloc(p->t->nh + 1, 1);
     p->fire_alarm = sim_alarm_new(sim, T_FIRE, 0);
+    idwin_init(&p->fired_at);
 
     struct qz_durable *d = p->d;
+    for (size_t i = 0; i < d->nfired; i++) /* the rows that outlived a crash */
+        idwin_put(&p->fired_at, d->fired[i].run, (uint32_t)i);
     if (!d->init) {
         d->init = 1;
         jobs_init(&d->trig, sim_durable_realloc, sim);
@@ -511,6 +529,7 @@ static void qz_destroy(struct policy *p)
     free(p->node_start);
     free(p->node_tick);
     free(p->more);
+    idwin_free(&p->fired_at);
     free(p);
 }
 
@@ -571,10 +590,8 @@ static void qz_on_timer(struct policy *p, uint32_t tag, uint64_t arg, int64_t no
 static void qz_on_run_end(struct policy *p, const struct run_result *r, int64_t now_us)
 {
     struct qz_durable *d = p->d;
-    size_t i = 0;
-    while (i < d->nfired && d->fired[i].run != r->run)
-        i++;
-    if (i == d->nfired)
+    uint32_t i = idwin_get(&p->fired_at, r->run);
+    if (i == IDMAP_NONE)
         return; /* its row was recovered by another node meanwhile */
     struct qz_fired f = d->fired[i];
     fired_remove(p, i);

@@ -7,6 +7,8 @@
 #include <stdint.h>
 #include <setjmp.h>
 #include <cmocka.h>
+#include <inttypes.h>
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -185,6 +187,105 @@ static void test_consumer(void **state)
     sim_result_free(&r);
 }
 
+/* Every thread busy and the only other trigger BLOCKED: nothing can
+ * misfire, so the handler has no pass to make (a BLOCKED trigger has no
+ * fire time in the index; taking its place as a time once overflowed and
+ * armed the handler for the past, a pass at the same instant forever: a
+ * livelock at 1m).  One thread, every minute, 90 s runs, disallowed
+ * concurrency: 0 ends at 90 s, the 1m fire is 30 s late: at once; it ends at
+ * 180 s, the 2m fire exactly 60 s late, not over the threshold: at once; it
+ * ends at 270 s, the 3m fire is misfired: the pass at 300 s reschedules it
+ * to the grid's next time, 6m.  Three runs every 6 minutes: 30 in the hour. */
+static void test_disallow_one_thread(void **state)
+{
+    (void)state;
+    const char *text = "horizon 1h\n"
+                       "workflow w\n"
+                       "  producer p every 1m runs 90s publish t\n";
+    struct sim_result r;
+    run(text, "disallow_concurrent=true thread_count=1", &r);
+    const int64_t starts[] = {0, S(90), S(180), MIN(6), S(450), S(540), MIN(12)};
+    for (int i = 0; i < 7; i++)
+        assert_int_equal(simtest_nth(&r, "start", NULL, i), starts[i]);
+    simtest_expect_metric(&r, "runs", 30);
+    simtest_expect_metric(&r, "overlaps", 0);
+    sim_result_free(&r);
+}
+
+/* A fleet on a pool: 200 instances every 10 minutes, jobs of 20 to 40 s,
+ * each with a consumer of its own feed (6 events an hour), the host down
+ * at 3h00m10s for 5 minutes (the jobs then running die with it; their
+ * fired-trigger rows outlive the crash).  On 50 threads the triggers fire
+ * in waves and the fourth misfires; on 500 every trigger has a thread; a
+ * cluster of three nodes loses node 1 at 2h00m10s.  Many runs end in any
+ * order, rows are recovered from the middle of the fired-trigger table, and
+ * many triggers are due at one instant: the figures (and the fingerprint,
+ * which covers every run) are those of the implementation that scanned
+ * every fired-trigger row at each run's end. */
+static void test_fleet_pool(void **state)
+{
+    (void)state;
+    const char *host = "horizon 6h\n"
+                       "seed 1\n"
+                       "workflow wf x 200\n"
+                       "  producer fetch every 10m runs uniform(20s,40s) source feed\n"
+                       "  consumer handle subscribe feed fifo runs exp(2s)\n"
+                       "source feed poisson 6/h\n"
+                       "crash host at 10810s for 5m\n";
+    char cluster[512];
+    snprintf(cluster, sizeof cluster, "%scrash worker 1 at 7210s for 2m\n", host);
+    const struct {
+        const char *text, *kv;
+        uint64_t fp;
+        double runs, missed, crashed, processed, lateness_max, latency_p99;
+    } cases[] = {
+        {host, "thread_count=50", 0x54aaa33b2ec25483u, 7463, 2770, 50, 4531, INFINITY, 3565158399.0},
+        {host, "thread_count=500", 0xef403cf8ddfbc513u, 13426, 0, 200, 7019, 0, 954204159},
+        {host, "thread_count=50 disallow_concurrent=true misfire_instruction=ignore", 0xf7c4ce3d9caefa26u, 11880,
+         0, 50, 7031, 383363325, 757071871},
+        {cluster, "clustered=true nodes=3 thread_count=50 requests_recovery=true", 0x4cfda72089fe2847u, 12946, 50,
+         200, 7024, 626489112, 757071871},
+        {cluster, "clustered=true nodes=3 thread_count=500", 0x704203f09434c61cu, 13409, 0, 267, 7019, 0,
+         1038090239},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        struct sim_result r;
+        run(cases[i].text, cases[i].kv, &r);
+        if (r.fingerprint != cases[i].fp)
+            fail_msg("%s: fingerprint %016" PRIx64 ", want %016" PRIx64, cases[i].kv, r.fingerprint, cases[i].fp);
+        simtest_expect_metric(&r, "runs", cases[i].runs);
+        simtest_expect_metric(&r, "missed", cases[i].missed);
+        simtest_expect_metric(&r, "runs_crashed", cases[i].crashed);
+        simtest_expect_metric(&r, "processed", cases[i].processed);
+        simtest_expect_metric(&r, "lateness.max", cases[i].lateness_max);
+        simtest_expect_metric(&r, "latency.p99", cases[i].latency_p99);
+        simtest_expect_metric(&r, "duplicates", 0);
+        sim_result_free(&r);
+    }
+}
+
+/* thread_count goes up to a million (a thread costs nothing until it runs
+ * a job): a pool of a million serves twelve one-shot triggers on time. */
+static void test_thread_count_range(void **state)
+{
+    (void)state;
+    const char *text = "horizon 10m\n"
+                       "workflow w x 12\n"
+                       "  producer p at 0 runs 70s publish t\n";
+    struct sim_result r;
+    run(text, "thread_count=1000000", &r);
+    simtest_expect_metric(&r, "runs", 12);
+    simtest_expect_metric(&r, "lateness.max", 0);
+    sim_result_free(&r);
+    const struct policy_ops *ops = policy_find("quartz");
+    assert_non_null(ops);
+    struct params ps;
+    char msg[256];
+    params_init(&ps, ops);
+    assert_int_equal(params_set(&ps, "thread_count", "1000000", msg, sizeof msg), 0);
+    assert_int_not_equal(params_set(&ps, "thread_count", "1000001", msg, sizeof msg), 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -194,6 +295,9 @@ int main(void)
         cmocka_unit_test(test_thread_starvation),
         cmocka_unit_test(test_cluster_failover),
         cmocka_unit_test(test_consumer),
+        cmocka_unit_test(test_disallow_one_thread),
+        cmocka_unit_test(test_fleet_pool),
+        cmocka_unit_test(test_thread_count_range),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
