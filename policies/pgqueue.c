@@ -122,7 +122,7 @@ static const struct param_def pq_params[] = {
     {"flavour", PARAM_ENUM, "pgboss", "pgboss|graphile|river|oban", 0, 0,
      "timgit/pg-boss, graphile/worker, riverqueue/river, oban-bg/oban (their docs and defaults)",
      "whose defaults every 0 / flavour parameter below takes"},
-    {"workers", PARAM_INT, "0", NULL, 0, 100000,
+    {"workers", PARAM_INT, "0", NULL, 0, 1000000,
      "pg-boss localConcurrency 1; graphile concurrentJobs 1; River MaxWorkers (docs example 100); Oban queue "
      "limit (docs example 10)",
      "jobs run at once; 0: the flavour's"},
