@@ -37,7 +37,16 @@
  *
  * Durable: the messages (one that left the queue is forgotten once no
  * consumer's batch may read it), the scheduler's progress per producer, the
- * items already sent.  Volatile: the consumers, their batches and timers. */
+ * items already sent.  Volatile: the consumers, their batches and timers,
+ * the set of waiting consumers.
+ *
+ * Cost.  An event touches only the consumers it concerns: the waiting ones
+ * are a set that yields them lowest index first (struct cset), so a
+ * message that becomes visible costs the consumers it wakes, not the pool.
+ * Short polling re-arms every waiting consumer's loop when the next visible
+ * instant changes (each loop is an event of its own), and otherwise only
+ * the loops that are not armed for it yet.  Per consumer: 24 bytes, 12 per
+ * place of a batch (max_messages), 2 bits in the sets. */
 #include <stdlib.h>
 
 #include "sim/jobs.h"
@@ -55,7 +64,7 @@ struct sq_msg {                    /* side data of a message row (its extra byte
     int64_t sent_us;
     int64_t received_us;           /* the latest receive */
     uint32_t receives;             /* ApproximateReceiveCount: the current receipt handle */
-    uint16_t holds;                /* places in consumers' batches that may still read it */
+    uint32_t holds;                /* places in consumers' batches that may still read it */
 };
 
 struct sq_durable {
@@ -66,14 +75,23 @@ struct sq_durable {
     uint64_t seen;                 /* items 0..seen-1 are messages already */
 };
 
-struct consumer {
-    uint8_t state;                 /* C_* */
-    uint64_t batch[MAX_BATCH];
-    uint32_t receipt[MAX_BATCH];   /* the receive each message of the batch came from */
-    uint32_t n, next;              /* batch size, the message being processed + 1 */
+struct consumer {                  /* its batch: policy.batch and .receipt from k * max_messages */
     uint64_t run;
-    int tick;                      /* WAITING: its receive loop, a ticker; -1 none */
     sim_timer hb;
+    int32_t tick;                  /* WAITING: its receive loop, a ticker; -1 none */
+    uint8_t state;                 /* C_* */
+    uint8_t n, next;               /* batch size, the message being processed + 1 */
+};
+
+/* A set of consumer indexes that yields its members lowest first: a bitmap
+ * (level 0) under summaries (a bit of level l + 1 per word of level l, set
+ * while that word is not zero) up to a single word.  Adding, removing and
+ * the next member from an index cost O(levels): 4 for a million. */
+#define CSET_LEVELS 5
+struct cset {
+    uint64_t *w[CSET_LEVELS];
+    uint32_t nw[CSET_LEVELS];      /* words of each level */
+    uint32_t nlv;
 };
 
 struct policy {
@@ -85,6 +103,11 @@ struct policy {
     uint32_t max_receive, max_messages, ncons;
 
     struct consumer *c;
+    uint64_t *batch;               /* [ncons * max_messages] the batches' messages */
+    uint32_t *receipt;             /* the receive each message of a batch came from */
+    struct cset waiting;           /* the WAITING consumers */
+    struct cset unarmed;           /* short polling: waiting ones whose loop is not armed for armed_at */
+    int64_t armed_at;              /* short polling: the instant the other waiting loops are armed for */
     int *send_alarm;               /* [nh] producers */
     int vis_alarm;
     int server_down, stopping;
@@ -114,7 +137,7 @@ static const struct param_def sq_params[] = {
      "a message older than this is deleted by the service"},
     {"delay", PARAM_DURATION, "0", NULL, 0, 15 * 60 * US_PER_S, "SQS DelaySeconds: default 0, at most 900 s",
      "a new message is invisible for this long"},
-    {"consumers", PARAM_INT, "4", NULL, 1, 4096,
+    {"consumers", PARAM_INT, "4", NULL, 1, 1000000,
      "simrun: the application's receive loops (SQS has no such setting; 4, as vistimeout's pool)",
      "concurrent consumers; crash worker K takes consumer K down"},
     {"receive_rtt", PARAM_DURATION, "50ms", NULL, US_PER_MS, US_PER_MIN,
@@ -122,7 +145,77 @@ static const struct param_def sq_params[] = {
      "the round trip of an empty short-polling receive: the pace of a consumer's loop on an empty queue"},
 };
 
+#define CSET_NONE UINT32_MAX
+
+static void cset_init(struct cset *s, uint32_t n)
+{
+    uint32_t words = n;
+    s->nlv = 0;
+    do {
+        SIM_ASSERT(s->nlv < CSET_LEVELS);
+        words = (words + 63) / 64;
+        s->nw[s->nlv] = words;
+        s->w[s->nlv++] = xcalloc(words, sizeof(uint64_t));
+    } while (words > 1);
+}
+
+static void cset_free(struct cset *s)
+{
+    for (uint32_t l = 0; l < s->nlv; l++)
+        free(s->w[l]);
+}
+
+static int cset_has(const struct cset *s, uint32_t i) { return (int)(s->w[0][i >> 6] >> (i & 63) & 1); }
+
+static int cset_empty(const struct cset *s) { return s->w[s->nlv - 1][0] == 0; }
+
+static void cset_add(struct cset *s, uint32_t i)
+{
+    for (uint32_t l = 0; l < s->nlv; l++, i >>= 6) {
+        uint64_t *word = &s->w[l][i >> 6], was = *word;
+        *word = was | UINT64_C(1) << (i & 63);
+        if (was)
+            return; /* the levels above knew of this word */
+    }
+}
+
+static void cset_del(struct cset *s, uint32_t i)
+{
+    for (uint32_t l = 0; l < s->nlv; l++, i >>= 6) {
+        uint64_t *word = &s->w[l][i >> 6];
+        *word &= ~(UINT64_C(1) << (i & 63));
+        if (*word)
+            return; /* the word is still not zero above */
+    }
+}
+
+/* The lowest member >= i, CSET_NONE if none: up the levels to the first
+ * word with a member at or after the position, then down its lowest bits. */
+static uint32_t cset_next(const struct cset *s, uint64_t i)
+{
+    uint32_t l = 0;
+    for (;; l++) {
+        if (l == s->nlv || i >> 6 >= s->nw[l])
+            return CSET_NONE;
+        uint64_t bits = s->w[l][i >> 6] & (UINT64_MAX << (i & 63));
+        if (bits) {
+            i = (i & ~UINT64_C(63)) | (uint64_t)__builtin_ctzll(bits);
+            break;
+        }
+        i = (i >> 6) + 1; /* the next word of level l, a bit of level l + 1 */
+    }
+    while (l-- > 0) {
+        SIM_ASSERT(s->w[l][i] != 0); /* a summary bit stands for a word with members */
+        i = i << 6 | (uint64_t)__builtin_ctzll(s->w[l][i]);
+    }
+    return (uint32_t)i;
+}
+
 static int is_consumer(const struct policy *p, uint32_t h) { return p->t->h_kind[h] == H_CONSUMER; }
+
+static uint64_t *batch_of(struct policy *p, uint32_t k) { return &p->batch[(size_t)k * p->max_messages]; }
+
+static uint32_t *receipt_of(struct policy *p, uint32_t k) { return &p->receipt[(size_t)k * p->max_messages]; }
 
 static struct sq_msg *msg_of(struct policy *p, uint64_t id) { return jobs_extra(&p->d->msgs, id); }
 
@@ -166,7 +259,7 @@ static void batch_drop(struct policy *p, uint32_t k)
 {
     struct consumer *c = &p->c[k];
     for (uint32_t i = c->next ? c->next - 1 : 0; i < c->n; i++)
-        place_release(p, c->batch[i]);
+        place_release(p, batch_of(p, k)[i]);
     c->n = c->next = 0;
 }
 
@@ -227,12 +320,12 @@ static uint32_t receive(struct policy *p, uint32_t k, int64_t now_us)
             continue;
         }
         m->receives++;
-        SIM_ASSERT(m->holds < UINT16_MAX); /* one place per consumer at most: <= 4096 */
+        SIM_ASSERT(m->holds < UINT32_MAX); /* places: at most consumers * max_messages */
         m->holds++;
         m->received_us = now_us;
         jobs_update(&p->d->msgs, id, JOB_RUNNING, now_us + p->vis_us);
-        c->batch[c->n] = id;
-        c->receipt[c->n++] = m->receives;
+        batch_of(p, k)[c->n] = id;
+        receipt_of(p, k)[c->n++] = m->receives;
     }
     return c->n;
 }
@@ -248,6 +341,9 @@ static void consumer_wait(struct policy *p, uint32_t k)
     struct consumer *c = &p->c[k];
     c->state = C_WAITING;
     c->tick = sim_ticker_new(p->sim, p->wait_us > 0 ? p->wait_us : p->rtt_us, T_POLL + k);
+    cset_add(&p->waiting, k);
+    if (p->wait_us == 0)
+        cset_add(&p->unarmed, k); /* a new loop: armed for nothing yet */
 }
 
 static void consumer_unwait(struct policy *p, uint32_t k)
@@ -256,6 +352,10 @@ static void consumer_unwait(struct policy *p, uint32_t k)
     if (c->tick >= 0)
         sim_ticker_stop(p->sim, c->tick);
     c->tick = -1;
+    if (c->state == C_WAITING) {
+        cset_del(&p->waiting, k);
+        cset_del(&p->unarmed, k);
+    }
     c->state = C_IDLE;
 }
 
@@ -289,8 +389,8 @@ static void consumer_next(struct policy *p, uint32_t k, int64_t now_us)
         return;
     }
     if (c->next > 0) /* the message it processed: done with */
-        place_release(p, c->batch[c->next - 1]);
-    uint64_t id = c->batch[c->next++];
+        place_release(p, batch_of(p, k)[c->next - 1]);
+    uint64_t id = batch_of(p, k)[c->next++];
     struct job *j = jobs_get(&p->d->msgs, id);
     struct run_req rq = RUN_REQ_INIT;
     rq.handler = j->handler;
@@ -308,11 +408,27 @@ static void consumer_next(struct policy *p, uint32_t k, int64_t now_us)
         c->hb = sim_timer_at(p->sim, now_us + p->hb_us, T_HEARTBEAT, k);
 }
 
+/* Short polling: each waiting consumer's loop is armed for at, lowest
+ * index first.  A loop armed for at before (and not delivered since) would
+ * be armed for the same tick again, a no-op: when at is unchanged only the
+ * loops not armed for it yet are armed. */
+static void arm_waiting(struct policy *p, int64_t at)
+{
+    const struct cset *s = at == p->armed_at ? &p->unarmed : &p->waiting;
+    for (uint32_t k = cset_next(s, 0); k != CSET_NONE; k = cset_next(s, (uint64_t)k + 1)) {
+        SIM_ASSERT(p->c[k].state == C_WAITING);
+        sim_ticker_arm(p->sim, p->c[k].tick, at);
+    }
+    for (uint32_t k = cset_next(&p->unarmed, 0); k != CSET_NONE; k = cset_next(&p->unarmed, (uint64_t)k + 1))
+        cset_del(&p->unarmed, k);
+    p->armed_at = at;
+}
+
 /* Messages became visible.  Long polling: the waiting consumers get them
  * at once, lowest index first, and an alarm stands at the next message to
  * become visible while someone waits.  Short polling: each waiting
  * consumer's loop is armed for the next visible message (its next empty
- * receive after it finds it). */
+ * receive after it finds it).  Only the consumers served are visited. */
 static void dispatch(struct policy *p, int64_t now_us)
 {
     if (p->server_down || p->stopping)
@@ -320,19 +436,20 @@ static void dispatch(struct policy *p, int64_t now_us)
     int64_t at = SIM_NEVER;
     if (jobs_peek(&p->d->msgs, &at) == NONE)
         at = SIM_NEVER;
-    int waiting = 0;
-    for (uint32_t k = 0; k < p->ncons; k++) {
-        if (p->c[k].state != C_WAITING)
-            continue;
-        if (p->wait_us == 0) {
-            sim_ticker_arm(p->sim, p->c[k].tick, at);
-        } else if (at <= now_us) {
+    if (p->wait_us == 0) {
+        arm_waiting(p, at);
+    } else {
+        /* a poll changes only its own consumer, which leaves the set or
+         * waits again at the same index */
+        for (uint32_t k = cset_next(&p->waiting, 0); k != CSET_NONE && at <= now_us;
+             k = cset_next(&p->waiting, (uint64_t)k + 1)) {
+            SIM_ASSERT(p->c[k].state == C_WAITING);
             consumer_poll(p, k, now_us);
             if (jobs_peek(&p->d->msgs, &at) == NONE) /* it took what was visible */
                 at = SIM_NEVER;
         }
-        waiting |= p->c[k].state == C_WAITING;
     }
+    int waiting = !cset_empty(&p->waiting);
     sim_alarm(p->sim, p->vis_alarm, p->wait_us > 0 && waiting && at > now_us ? at : SIM_NEVER);
 }
 
@@ -344,10 +461,10 @@ static void heartbeat(struct policy *p, uint32_t k, int64_t now_us)
     c->hb = 0;
     if (c->state != C_BUSY || c->next == 0)
         return;
-    uint64_t id = c->batch[c->next - 1];
+    uint64_t id = batch_of(p, k)[c->next - 1];
     struct sq_msg *m = msg_of(p, id);
     struct job *j = jobs_get(&p->d->msgs, id);
-    if (!p->server_down && j->status == JOB_RUNNING && m->receives == c->receipt[c->next - 1]) {
+    if (!p->server_down && j->status == JOB_RUNNING && m->receives == receipt_of(p, k)[c->next - 1]) {
         int64_t until = now_us + (p->hb_vis_us ? p->hb_vis_us : p->vis_us);
         if (until > m->received_us + VIS_CEILING_US)
             until = m->received_us + VIS_CEILING_US; /* beyond it the call is refused */
@@ -375,6 +492,11 @@ static struct policy *sq_create(struct sim *sim, void *durable, const struct par
     p->ncons = (uint32_t)params_get(ps, "consumers");
     p->rtt_us = params_get(ps, "receive_rtt");
     p->c = xcalloc(p->ncons, sizeof *p->c);
+    p->batch = xcalloc((size_t)p->ncons * p->max_messages, sizeof *p->batch);
+    p->receipt = xcalloc((size_t)p->ncons * p->max_messages, sizeof *p->receipt);
+    cset_init(&p->waiting, p->ncons);
+    cset_init(&p->unarmed, p->ncons);
+    p->armed_at = INT64_MIN; /* no loop armed yet */
     p->send_alarm = xcalloc(p->t->nh + 1, sizeof *p->send_alarm);
     for (uint32_t h = 0; h < p->t->nh; h++)
         p->send_alarm[h] = is_consumer(p, h) ? -1 : sim_alarm_new(sim, T_SEND, h);
@@ -394,6 +516,10 @@ static struct policy *sq_create(struct sim *sim, void *durable, const struct par
 static void sq_destroy(struct policy *p)
 {
     free(p->c);
+    free(p->batch);
+    free(p->receipt);
+    cset_free(&p->waiting);
+    cset_free(&p->unarmed);
     free(p->send_alarm);
     free(p);
 }
@@ -433,8 +559,10 @@ static void sq_on_publish(struct policy *p, uint32_t h, uint64_t item, int64_t n
 static void sq_on_timer(struct policy *p, uint32_t tag, uint64_t arg, int64_t now_us)
 {
     if (tag >= T_POLL) { /* short polling: the empty receive that finds a message */
-        SIM_ASSERT(tag - T_POLL < p->ncons);
-        consumer_poll(p, tag - T_POLL, now_us);
+        uint32_t k = tag - T_POLL;
+        SIM_ASSERT(k < p->ncons && p->c[k].state == C_WAITING && cset_has(&p->waiting, k));
+        cset_add(&p->unarmed, k); /* its loop delivered its tick: armed for nothing now */
+        consumer_poll(p, k, now_us);
         dispatch(p, now_us);
         return;
     }
@@ -477,18 +605,18 @@ static void sq_on_part(struct policy *p, int target, uint32_t index, int up, int
 {
     if (target == CRASH_SERVER) {
         p->server_down = !up; /* receives fail meanwhile: the loops go on, finding nothing */
+        /* an IDLE consumer is one between batches while the host stops,
+         * whose poll does nothing: the waiting ones are the ones to poll */
         if (up)
-            for (uint32_t k = 0; k < p->ncons; k++)
-                if (p->c[k].state == C_IDLE || p->c[k].state == C_WAITING)
-                    consumer_poll(p, k, now_us);
+            for (uint32_t k = cset_next(&p->waiting, 0); k != CSET_NONE; k = cset_next(&p->waiting, (uint64_t)k + 1))
+                consumer_poll(p, k, now_us);
         dispatch(p, now_us);
         return;
     }
     if (target != CRASH_WORKER && target != CRASH_WORKERS)
         return;
-    for (uint32_t k = 0; k < p->ncons; k++) {
-        if (target == CRASH_WORKER && k != index)
-            continue;
+    uint32_t from = target == CRASH_WORKER ? index : 0, to = target == CRASH_WORKER ? index + 1 : p->ncons;
+    for (uint32_t k = from; k < to && k < p->ncons; k++) {
         struct consumer *c = &p->c[k];
         if (!up && c->state != C_DOWN) {
             /* its run died with it; its batch reappears when the timeouts end */

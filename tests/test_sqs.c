@@ -149,6 +149,143 @@ static void test_crashes(void **state)
     sim_result_free(&r);
 }
 
+/* Lowest index first, checked against a brute-force model: 2000
+ * long-polling consumers, bursts of 10 s messages that never outnumber the
+ * idle consumers, so each message of a burst goes at once to the lowest
+ * consumer whose run has ended (model: busy_until[k] < t, k ascending).
+ * `crash worker K` at an instant kills a run exactly when the model has K
+ * busy then; probed for boundary and scattered K at two instants. */
+#define ORDER_CONSUMERS 2000
+static const struct { int64_t at; int n; } order_bursts[] = {
+    {0, 700}, {S(4), 500}, {S(11), 300}, {S(12.5), 600}, {S(17), 900},
+};
+
+static int order_model_busy(uint32_t k, int64_t t)
+{
+    static int64_t start[ORDER_CONSUMERS], until[ORDER_CONSUMERS];
+    for (uint32_t i = 0; i < ORDER_CONSUMERS; i++)
+        start[i] = until[i] = -1;
+    for (size_t b = 0; b < sizeof order_bursts / sizeof order_bursts[0]; b++) {
+        int left = order_bursts[b].n;
+        for (uint32_t i = 0; i < ORDER_CONSUMERS && left > 0; i++)
+            if (until[i] < order_bursts[b].at) {
+                if (order_bursts[b].at <= t) {
+                    start[i] = order_bursts[b].at;
+                    until[i] = order_bursts[b].at + S(10);
+                }
+                left--;
+            }
+        assert_int_equal(left, 0); /* no burst outnumbers the idle consumers */
+    }
+    return start[k] >= 0 && start[k] <= t && t < until[k];
+}
+
+static void test_many_consumers_order(void **state)
+{
+    (void)state;
+    static const uint32_t ks[] = {0, 1, 298, 299, 300, 450, 699, 700, 701, 1001, 1199, 1200,
+                                  1201, 1399, 1400, 1500, 1799, 1800, 1999};
+    static const int64_t ats[] = {S(5), S(18)};
+    char text[1024], kv[64];
+    snprintf(kv, sizeof kv, "consumers=%d", ORDER_CONSUMERS);
+    for (size_t a = 0; a < sizeof ats / sizeof ats[0]; a++)
+        for (size_t i = 0; i < sizeof ks / sizeof ks[0]; i++) {
+            int len = snprintf(text, sizeof text, "horizon 1m\ndrain 1m\nworkflow w\n"
+                                                  "  consumer c subscribe t fifo runs 10s\n");
+            for (size_t b = 0; b < sizeof order_bursts / sizeof order_bursts[0]; b++)
+                len += snprintf(text + len, sizeof text - (size_t)len, "publish t burst %d at %lldms\n",
+                                order_bursts[b].n, (long long)(order_bursts[b].at / 1000));
+            snprintf(text + len, sizeof text - (size_t)len, "crash worker %u at %lldms for 1s\n", ks[i],
+                     (long long)(ats[a] / 1000));
+            struct sim_result r;
+            run(text, kv, &r);
+            double crashed = simtest_metric(&r, -1, "runs_crashed");
+            if (crashed != order_model_busy(ks[i], ats[a]))
+                fail_msg("crash worker %u at %lld us: %.0f runs crashed, the model says %d", ks[i],
+                         (long long)ats[a], crashed, order_model_busy(ks[i], ats[a]));
+            simtest_expect_metric(&r, "processed", 2000 + 1000);
+            simtest_expect_metric(&r, "duplicates", 0);
+            sim_result_free(&r);
+        }
+}
+
+/* Many consumers waiting, with short and long polling, worker and server
+ * crashes, batches and a zero visibility timeout (one message received by
+ * many consumers in one dispatch): exact counts and fingerprints, computed
+ * by the policy when it scanned every consumer at every event; the set of
+ * waiting consumers that replaced the scan must give the same runs. */
+static void test_many_consumers_golden(void **state)
+{
+    (void)state;
+    const char *text = "horizon 10m\n"
+                       "drain 2m\n"
+                       "seed 7\n"
+                       "workflow w x 40\n"
+                       "  producer p every 30s runs 500ms\n"
+                       "  consumer c subscribe t fifo runs exp(3s)\n"
+                       "publish t poisson 600/h\n"
+                       "publish t burst 300 at 1m over 2s\n"
+                       "crash worker 3 at 90s for 20s\n"
+                       "crash worker 250 at 2m for 1m\n"
+                       "crash server at 4m for 30s\n"
+                       "crash host at 7m for 10s\n";
+    static const struct {
+        const char *kv;
+        double processed, runs, wakeups, duplicates;
+        uint64_t fp;
+    } cases[] = {
+        {"consumers=500", 15991, 16829, 14862, 0, UINT64_C(0x1b2e8770cf2100cc)},
+        {"consumers=500 wait_time=0", 15991, 16828, 6113319, 0, UINT64_C(0x86a2be2612d83d85)},
+        {"consumers=300 wait_time=0 receive_rtt=7ms max_messages=3 visibility_timeout=1s", 15991, 22198, 21551340,
+         4559, UINT64_C(0x571b10818d724f4f)},
+        {"consumers=300 max_messages=10 visibility_timeout=0 max_receive_count=4", 20, 67164, 10487, 2400,
+         UINT64_C(0x6598430920c94ca9)},
+        {"consumers=300 wait_time=0 max_messages=10 visibility_timeout=0 max_receive_count=4", 10073, 40005, 3583220,
+         2623, UINT64_C(0x7f400e9767646570)},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        struct sim_result r;
+        run(text, cases[i].kv, &r);
+        simtest_expect_metric(&r, "processed", cases[i].processed);
+        simtest_expect_metric(&r, "runs", cases[i].runs);
+        simtest_expect_metric(&r, "wakeups", cases[i].wakeups);
+        simtest_expect_metric(&r, "duplicates", cases[i].duplicates);
+        if (r.fingerprint != cases[i].fp)
+            fail_msg("%s: fingerprint %016llx, want %016llx", cases[i].kv, (unsigned long long)r.fingerprint,
+                     (unsigned long long)cases[i].fp);
+        sim_result_free(&r);
+    }
+}
+
+/* The pool goes up to a million consumers (a fleet of a million instances
+ * with one each), not one more; a million, each long polling, take a few
+ * bursts, lowest index first (worker 65535 is idle when it crashes, the
+ * server's outage is short of the wait). */
+static void test_million_consumers(void **state)
+{
+    (void)state;
+    const struct policy_ops *ops = policy_find("sqs");
+    assert_non_null(ops);
+    struct params ps;
+    char msg[256];
+    params_init(&ps, ops);
+    assert_int_equal(params_set(&ps, "consumers", "1000000", msg, sizeof msg), 0);
+    assert_int_not_equal(params_set(&ps, "consumers", "1000001", msg, sizeof msg), 0);
+    struct sim_result r;
+    run("horizon 1m\n"
+        "workflow w\n"
+        "  consumer c subscribe t fifo runs 1s\n"
+        "publish t burst 5 at 10s\n"
+        "publish t burst 3 at 10500ms\n"
+        "crash worker 65535 at 20s for 5s\n"
+        "crash server at 30s for 5s\n",
+        "consumers=1000000", &r);
+    simtest_expect_metric(&r, "processed", 8);
+    simtest_expect_metric(&r, "runs", 8);
+    simtest_expect_metric(&r, "runs_crashed", 0);
+    sim_result_free(&r);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -157,6 +294,9 @@ int main(void)
         cmocka_unit_test(test_polling),
         cmocka_unit_test(test_batch),
         cmocka_unit_test(test_crashes),
+        cmocka_unit_test(test_many_consumers_order),
+        cmocka_unit_test(test_many_consumers_golden),
+        cmocka_unit_test(test_million_consumers),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
