@@ -41,7 +41,7 @@
  * the set of waiting consumers.
  *
  * Cost.  An event touches only the consumers it concerns: the waiting ones
- * are a set that yields them lowest index first (struct cset), so a
+ * are a set that yields them lowest index first (struct idxset, sim/idxset.h), so a
  * message that becomes visible costs the consumers it wakes, not the pool.
  * Short polling re-arms every waiting consumer's loop when the next visible
  * instant changes (each loop is an event of its own), and otherwise only
@@ -49,6 +49,7 @@
  * place of a batch (max_messages), 2 bits in the sets. */
 #include <stdlib.h>
 
+#include "sim/idxset.h"
 #include "sim/jobs.h"
 #include "sim/policy_api.h"
 #include "sim/util.h"
@@ -83,17 +84,6 @@ struct consumer {                  /* its batch: policy.batch and .receipt from 
     uint8_t n, next;               /* batch size, the message being processed + 1 */
 };
 
-/* A set of consumer indexes that yields its members lowest first: a bitmap
- * (level 0) under summaries (a bit of level l + 1 per word of level l, set
- * while that word is not zero) up to a single word.  Adding, removing and
- * the next member from an index cost O(levels): 4 for a million. */
-#define CSET_LEVELS 5
-struct cset {
-    uint64_t *w[CSET_LEVELS];
-    uint32_t nw[CSET_LEVELS];      /* words of each level */
-    uint32_t nlv;
-};
-
 struct policy {
     struct sim *sim;
     struct sq_durable *d;
@@ -105,8 +95,8 @@ struct policy {
     struct consumer *c;
     uint64_t *batch;               /* [ncons * max_messages] the batches' messages */
     uint32_t *receipt;             /* the receive each message of a batch came from */
-    struct cset waiting;           /* the WAITING consumers */
-    struct cset unarmed;           /* short polling: waiting ones whose loop is not armed for armed_at */
+    struct idxset waiting;         /* the WAITING consumers */
+    struct idxset unarmed;         /* short polling: waiting ones whose loop is not armed for armed_at */
     int64_t armed_at;              /* short polling: the instant the other waiting loops are armed for */
     int *send_alarm;               /* [nh] producers */
     int vis_alarm;
@@ -144,72 +134,6 @@ static const struct param_def sq_params[] = {
      "spring-attic/spring-cloud-aws#29: 16 to 26 empty receives a second from one consumer",
      "the round trip of an empty short-polling receive: the pace of a consumer's loop on an empty queue"},
 };
-
-#define CSET_NONE UINT32_MAX
-
-static void cset_init(struct cset *s, uint32_t n)
-{
-    uint32_t words = n;
-    s->nlv = 0;
-    do {
-        SIM_ASSERT(s->nlv < CSET_LEVELS);
-        words = (words + 63) / 64;
-        s->nw[s->nlv] = words;
-        s->w[s->nlv++] = xcalloc(words, sizeof(uint64_t));
-    } while (words > 1);
-}
-
-static void cset_free(struct cset *s)
-{
-    for (uint32_t l = 0; l < s->nlv; l++)
-        free(s->w[l]);
-}
-
-static int cset_has(const struct cset *s, uint32_t i) { return (int)(s->w[0][i >> 6] >> (i & 63) & 1); }
-
-static int cset_empty(const struct cset *s) { return s->w[s->nlv - 1][0] == 0; }
-
-static void cset_add(struct cset *s, uint32_t i)
-{
-    for (uint32_t l = 0; l < s->nlv; l++, i >>= 6) {
-        uint64_t *word = &s->w[l][i >> 6], was = *word;
-        *word = was | UINT64_C(1) << (i & 63);
-        if (was)
-            return; /* the levels above knew of this word */
-    }
-}
-
-static void cset_del(struct cset *s, uint32_t i)
-{
-    for (uint32_t l = 0; l < s->nlv; l++, i >>= 6) {
-        uint64_t *word = &s->w[l][i >> 6];
-        *word &= ~(UINT64_C(1) << (i & 63));
-        if (*word)
-            return; /* the word is still not zero above */
-    }
-}
-
-/* The lowest member >= i, CSET_NONE if none: up the levels to the first
- * word with a member at or after the position, then down its lowest bits. */
-static uint32_t cset_next(const struct cset *s, uint64_t i)
-{
-    uint32_t l = 0;
-    for (;; l++) {
-        if (l == s->nlv || i >> 6 >= s->nw[l])
-            return CSET_NONE;
-        uint64_t bits = s->w[l][i >> 6] & (UINT64_MAX << (i & 63));
-        if (bits) {
-            i = (i & ~UINT64_C(63)) | (uint64_t)__builtin_ctzll(bits);
-            break;
-        }
-        i = (i >> 6) + 1; /* the next word of level l, a bit of level l + 1 */
-    }
-    while (l-- > 0) {
-        SIM_ASSERT(s->w[l][i] != 0); /* a summary bit stands for a word with members */
-        i = i << 6 | (uint64_t)__builtin_ctzll(s->w[l][i]);
-    }
-    return (uint32_t)i;
-}
 
 static int is_consumer(const struct policy *p, uint32_t h) { return p->t->h_kind[h] == H_CONSUMER; }
 
@@ -341,9 +265,9 @@ static void consumer_wait(struct policy *p, uint32_t k)
     struct consumer *c = &p->c[k];
     c->state = C_WAITING;
     c->tick = sim_ticker_new(p->sim, p->wait_us > 0 ? p->wait_us : p->rtt_us, T_POLL + k);
-    cset_add(&p->waiting, k);
+    idxset_add(&p->waiting, k);
     if (p->wait_us == 0)
-        cset_add(&p->unarmed, k); /* a new loop: armed for nothing yet */
+        idxset_add(&p->unarmed, k); /* a new loop: armed for nothing yet */
 }
 
 static void consumer_unwait(struct policy *p, uint32_t k)
@@ -353,8 +277,8 @@ static void consumer_unwait(struct policy *p, uint32_t k)
         sim_ticker_stop(p->sim, c->tick);
     c->tick = -1;
     if (c->state == C_WAITING) {
-        cset_del(&p->waiting, k);
-        cset_del(&p->unarmed, k);
+        idxset_del(&p->waiting, k);
+        idxset_del(&p->unarmed, k);
     }
     c->state = C_IDLE;
 }
@@ -414,13 +338,13 @@ static void consumer_next(struct policy *p, uint32_t k, int64_t now_us)
  * loops not armed for it yet are armed. */
 static void arm_waiting(struct policy *p, int64_t at)
 {
-    const struct cset *s = at == p->armed_at ? &p->unarmed : &p->waiting;
-    for (uint32_t k = cset_next(s, 0); k != CSET_NONE; k = cset_next(s, (uint64_t)k + 1)) {
+    const struct idxset *s = at == p->armed_at ? &p->unarmed : &p->waiting;
+    for (uint32_t k = idxset_next(s, 0); k != IDXSET_NONE; k = idxset_next(s, k + 1)) {
         SIM_ASSERT(p->c[k].state == C_WAITING);
         sim_ticker_arm(p->sim, p->c[k].tick, at);
     }
-    for (uint32_t k = cset_next(&p->unarmed, 0); k != CSET_NONE; k = cset_next(&p->unarmed, (uint64_t)k + 1))
-        cset_del(&p->unarmed, k);
+    for (uint32_t k = idxset_next(&p->unarmed, 0); k != IDXSET_NONE; k = idxset_next(&p->unarmed, k + 1))
+        idxset_del(&p->unarmed, k);
     p->armed_at = at;
 }
 
@@ -441,15 +365,15 @@ static void dispatch(struct policy *p, int64_t now_us)
     } else {
         /* a poll changes only its own consumer, which leaves the set or
          * waits again at the same index */
-        for (uint32_t k = cset_next(&p->waiting, 0); k != CSET_NONE && at <= now_us;
-             k = cset_next(&p->waiting, (uint64_t)k + 1)) {
+        for (uint32_t k = idxset_next(&p->waiting, 0); k != IDXSET_NONE && at <= now_us;
+             k = idxset_next(&p->waiting, k + 1)) {
             SIM_ASSERT(p->c[k].state == C_WAITING);
             consumer_poll(p, k, now_us);
             if (jobs_peek(&p->d->msgs, &at) == NONE) /* it took what was visible */
                 at = SIM_NEVER;
         }
     }
-    int waiting = !cset_empty(&p->waiting);
+    int waiting = !p->waiting.count == 0;
     sim_alarm(p->sim, p->vis_alarm, p->wait_us > 0 && waiting && at > now_us ? at : SIM_NEVER);
 }
 
@@ -494,8 +418,8 @@ static struct policy *sq_create(struct sim *sim, void *durable, const struct par
     p->c = xcalloc(p->ncons, sizeof *p->c);
     p->batch = xcalloc((size_t)p->ncons * p->max_messages, sizeof *p->batch);
     p->receipt = xcalloc((size_t)p->ncons * p->max_messages, sizeof *p->receipt);
-    cset_init(&p->waiting, p->ncons);
-    cset_init(&p->unarmed, p->ncons);
+    idxset_init(&p->waiting, p->ncons);
+    idxset_init(&p->unarmed, p->ncons);
     p->armed_at = INT64_MIN; /* no loop armed yet */
     p->send_alarm = xcalloc(p->t->nh + 1, sizeof *p->send_alarm);
     for (uint32_t h = 0; h < p->t->nh; h++)
@@ -518,8 +442,8 @@ static void sq_destroy(struct policy *p)
     free(p->c);
     free(p->batch);
     free(p->receipt);
-    cset_free(&p->waiting);
-    cset_free(&p->unarmed);
+    idxset_free(&p->waiting);
+    idxset_free(&p->unarmed);
     free(p->send_alarm);
     free(p);
 }
@@ -560,8 +484,8 @@ static void sq_on_timer(struct policy *p, uint32_t tag, uint64_t arg, int64_t no
 {
     if (tag >= T_POLL) { /* short polling: the empty receive that finds a message */
         uint32_t k = tag - T_POLL;
-        SIM_ASSERT(k < p->ncons && p->c[k].state == C_WAITING && cset_has(&p->waiting, k));
-        cset_add(&p->unarmed, k); /* its loop delivered its tick: armed for nothing now */
+        SIM_ASSERT(k < p->ncons && p->c[k].state == C_WAITING && idxset_has(&p->waiting, k));
+        idxset_add(&p->unarmed, k); /* its loop delivered its tick: armed for nothing now */
         consumer_poll(p, k, now_us);
         dispatch(p, now_us);
         return;
@@ -608,7 +532,7 @@ static void sq_on_part(struct policy *p, int target, uint32_t index, int up, int
         /* an IDLE consumer is one between batches while the host stops,
          * whose poll does nothing: the waiting ones are the ones to poll */
         if (up)
-            for (uint32_t k = cset_next(&p->waiting, 0); k != CSET_NONE; k = cset_next(&p->waiting, (uint64_t)k + 1))
+            for (uint32_t k = idxset_next(&p->waiting, 0); k != IDXSET_NONE; k = idxset_next(&p->waiting, k + 1))
                 consumer_poll(p, k, now_us);
         dispatch(p, now_us);
         return;

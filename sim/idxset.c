@@ -6,51 +6,83 @@
 
 #include "sim/util.h"
 
-static uint32_t nwords(uint32_t n) { return (uint32_t)(((uint64_t)n + 63) / 64); }
-static uint32_t nsum(uint32_t n) { return (nwords(n) + 63) / 64; }
-
 void idxset_init(struct idxset *s, uint32_t n)
 {
-    s->n = n;
-    s->count = 0;
-    /* One word more than needed, so that an empty set of 0 indices still
-     * has storage to read. */
-    s->bits = xcalloc((size_t)nwords(n) + 1, sizeof *s->bits);
-    s->sum = xcalloc((size_t)nsum(n) + 1, sizeof *s->sum);
+    *s = (struct idxset){.n = n};
+    uint64_t words = n;
+    do {
+        SIM_ASSERT(s->nlv < IDXSET_LEVELS);
+        words = (words + 63) / 64;
+        if (words == 0)
+            words = 1; /* an empty range still has a top word to read */
+        s->nw[s->nlv] = (uint32_t)words;
+        s->w[s->nlv++] = xcalloc(words, sizeof(uint64_t));
+    } while (words > 1);
 }
 
 void idxset_free(struct idxset *s)
 {
-    free(s->bits);
-    free(s->sum);
+    for (uint32_t l = 0; l < s->nlv; l++)
+        free(s->w[l]);
     *s = (struct idxset){0};
 }
 
 void idxset_clear(struct idxset *s)
 {
-    memset(s->bits, 0, ((size_t)nwords(s->n) + 1) * sizeof *s->bits);
-    memset(s->sum, 0, ((size_t)nsum(s->n) + 1) * sizeof *s->sum);
+    for (uint32_t l = 0; l < s->nlv; l++)
+        memset(s->w[l], 0, (size_t)s->nw[l] * sizeof(uint64_t));
     s->count = 0;
 }
 
+void idxset_add(struct idxset *s, uint32_t i)
+{
+    SIM_ASSERT(i < s->n);
+    if (idxset_has(s, i))
+        return;
+    s->count++;
+    for (uint32_t l = 0; l < s->nlv; l++, i >>= 6) {
+        uint64_t *word = &s->w[l][i >> 6], was = *word;
+        *word = was | UINT64_C(1) << (i & 63);
+        if (was)
+            return; /* the levels above knew of this word */
+    }
+}
+
+void idxset_del(struct idxset *s, uint32_t i)
+{
+    SIM_ASSERT(i < s->n);
+    if (!idxset_has(s, i))
+        return;
+    s->count--;
+    for (uint32_t l = 0; l < s->nlv; l++, i >>= 6) {
+        uint64_t *word = &s->w[l][i >> 6];
+        *word &= ~(UINT64_C(1) << (i & 63));
+        if (*word)
+            return; /* the word still has members: the levels above keep their bit */
+    }
+}
+
+/* Up the levels to the first word with a member at or after the position,
+ * then down its lowest bits. */
 uint32_t idxset_next(const struct idxset *s, uint32_t from)
 {
     if (from >= s->n || s->count == 0)
         return IDXSET_NONE;
-    uint32_t w = from >> 6;
-    uint64_t m = s->bits[w] & (~UINT64_C(0) << (from & 63));
-    if (m)
-        return (w << 6) + (uint32_t)__builtin_ctzll(m);
-    /* The next word with a member, through the summary. */
-    uint32_t nw = nwords(s->n);
-    for (uint32_t v = w + 1; v < nw;) {
-        uint32_t si = v >> 6;
-        uint64_t sm = s->sum[si] & (~UINT64_C(0) << (v & 63));
-        if (sm) {
-            uint32_t wi = (si << 6) + (uint32_t)__builtin_ctzll(sm);
-            return (wi << 6) + (uint32_t)__builtin_ctzll(s->bits[wi]);
+    uint64_t i = from;
+    uint32_t l = 0;
+    for (;; l++) {
+        if (l == s->nlv || i >> 6 >= s->nw[l])
+            return IDXSET_NONE;
+        uint64_t bits = s->w[l][i >> 6] & (UINT64_MAX << (i & 63));
+        if (bits) {
+            i = (i & ~UINT64_C(63)) | (uint64_t)__builtin_ctzll(bits);
+            break;
         }
-        v = (si + 1) << 6;
+        i = (i >> 6) + 1; /* the next word of level l: a bit of level l + 1 */
     }
-    return IDXSET_NONE;
+    while (l-- > 0) {
+        SIM_ASSERT(s->w[l][i] != 0); /* a summary bit stands for a word with members */
+        i = i << 6 | (uint64_t)__builtin_ctzll(s->w[l][i]);
+    }
+    return (uint32_t)i;
 }
