@@ -262,11 +262,13 @@ void sim_timer_cancel(struct sim *sim, sim_timer t);
  * Arming a stopped ticker does nothing. */
 int sim_ticker_new(struct sim *sim, int64_t period_us, uint32_t tag);
 void sim_ticker_arm(struct sim *sim, int ticker, int64_t earliest_us);
-/* The first tick of the ticker at or after t_us. */
+/* The first tick of the ticker at or after t_us (SIM_NEVER once stopped). */
 int64_t sim_ticker_next(const struct sim *sim, int ticker, int64_t t_us);
 /* Stops a ticker (its ticks so far are counted; later ones never happen).
  * Stopping a stopped ticker is a no-op.  A policy that needs the loop again
- * makes a new ticker, whose ticks start over from then. */
+ * makes a new ticker, whose ticks start over from then; the engine keeps
+ * only live tickers, so a loop made and stopped at every wait costs no
+ * memory that grows with the run. */
 void sim_ticker_stop(struct sim *sim, int ticker);
 
 /* --- items -------------------------------------------------------------------

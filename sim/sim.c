@@ -136,33 +136,56 @@ void sim_timer_cancel(struct sim *sim, sim_timer t)
         evq_cancel(sim->q, t);
 }
 
+/* The live ticker of a handle, NULL once it is stopped (or from a former
+ * incarnation's handle, which the policy no longer has). */
+static struct ticker *ticker_of(struct sim *sim, int ticker)
+{
+    SIM_ASSERT(ticker >= 0 && (uint64_t)ticker < sim->next_ticker);
+    uint32_t slot = idwin_get(&sim->ticker_map, (uint64_t)ticker);
+    return slot == IDMAP_NONE ? NULL : &sim->tickers[slot];
+}
+
 int sim_ticker_new(struct sim *sim, int64_t period_us, uint32_t tag)
 {
     SIM_ASSERT(period_us > 0);
-    sim->tickers = xgrow(sim->tickers, sizeof *sim->tickers, &sim->tickers_cap, sim->ntickers + 1);
-    sim->tickers[sim->ntickers] = (struct ticker){
-        .start_us = sim->now_us, .period_us = period_us, .stop_us = SIM_NEVER, .tag = tag, .live = 1,
-        .armed_us = SIM_NEVER};
-    return (int)sim->ntickers++;
+    SIM_ASSERT(sim->next_ticker < INT32_MAX);
+    uint32_t slot = sim->ticker_free;
+    if (slot != UINT32_MAX) {
+        sim->ticker_free = sim->tickers[slot].id;
+    } else {
+        sim->tickers = xgrow(sim->tickers, sizeof *sim->tickers, &sim->tickers_cap, sim->ntickers + 1);
+        slot = (uint32_t)sim->ntickers++;
+    }
+    uint32_t id = (uint32_t)sim->next_ticker++;
+    sim->tickers[slot] = (struct ticker){
+        .start_us = sim->now_us, .period_us = period_us, .armed_us = SIM_NEVER, .tag = tag, .id = id};
+    idwin_put(&sim->ticker_map, id, slot);
+    sim->nlive_tickers++;
+    return (int)id;
 }
 
-int64_t sim_ticker_next(const struct sim *sim, int ticker, int64_t t_us)
+static int64_t ticker_next(const struct ticker *tk, int64_t t_us)
 {
-    const struct ticker *tk = &sim->tickers[ticker];
     if (t_us <= tk->start_us + tk->period_us)
         return tk->start_us + tk->period_us;
     int64_t k = (t_us - tk->start_us + tk->period_us - 1) / tk->period_us;
     return tk->start_us + k * tk->period_us;
 }
 
+int64_t sim_ticker_next(const struct sim *sim, int ticker, int64_t t_us)
+{
+    SIM_ASSERT(ticker >= 0 && (uint64_t)ticker < sim->next_ticker);
+    uint32_t slot = idwin_get(&sim->ticker_map, (uint64_t)ticker);
+    return slot == IDMAP_NONE ? SIM_NEVER : ticker_next(&sim->tickers[slot], t_us);
+}
+
 void sim_ticker_arm(struct sim *sim, int ticker, int64_t earliest_us)
 {
-    SIM_ASSERT(ticker >= 0 && (size_t)ticker < sim->ntickers);
-    struct ticker *tk = &sim->tickers[ticker];
-    if (!tk->live)
+    struct ticker *tk = ticker_of(sim, ticker);
+    if (!tk)
         return; /* stopped (sim_ticker_stop, or a graceful stop in progress) */
     int64_t at = earliest_us == SIM_NEVER ? SIM_NEVER
-                 : sim_ticker_next(sim, ticker, earliest_us < sim->now_us ? sim->now_us : earliest_us);
+                 : ticker_next(tk, earliest_us < sim->now_us ? sim->now_us : earliest_us);
     if (at == tk->armed_us)
         return;
     if (tk->ev)
@@ -184,29 +207,62 @@ static uint64_t ticker_ticks(const struct ticker *tk, int64_t until_us)
     return (uint64_t)((until_us - 1 - tk->start_us) / tk->period_us);
 }
 
+/* Counts a live ticker's wake-ups and frees its slot. */
 static void ticker_stop(struct sim *sim, struct ticker *tk)
 {
-    if (!tk->live)
-        return;
-    fact_wakeups(&sim->fx, (uint32_t)(tk - sim->tickers), ticker_ticks(tk, sim->now_us));
+    fact_wakeups(&sim->fx, tk->id, ticker_ticks(tk, sim->now_us));
     if (tk->ev)
         evq_cancel(sim->q, tk->ev);
-    tk->ev = 0;
-    tk->live = 0;
+    idwin_del(&sim->ticker_map, tk->id);
+    uint32_t slot = (uint32_t)(tk - sim->tickers);
+    tk->period_us = 0; /* free */
+    tk->id = sim->ticker_free;
+    sim->ticker_free = slot;
+    sim->nlive_tickers--;
 }
 
 void sim_ticker_stop(struct sim *sim, int ticker)
 {
-    SIM_ASSERT(ticker >= 0 && (size_t)ticker < sim->ntickers);
-    ticker_stop(sim, &sim->tickers[ticker]);
+    struct ticker *tk = ticker_of(sim, ticker);
+    if (tk)
+        ticker_stop(sim, tk);
 }
 
-/* Stops every ticker; their handles stay valid (arming them does nothing)
- * until the policy is destroyed. */
+static int cmp_u64(const void *x, const void *y)
+{
+    uint64_t a = *(const uint64_t *)x, b = *(const uint64_t *)y;
+    return (a > b) - (a < b);
+}
+
+/* Stops every ticker, in the order they were made; their handles stay
+ * harmless (arming them does nothing). */
 void sim__tickers_stop_all(struct sim *sim)
 {
-    for (size_t i = 0; i < sim->ntickers; i++)
-        ticker_stop(sim, &sim->tickers[i]);
+    if (sim->nlive_tickers == 0)
+        return;
+    /* The live slots (a free one has no period), by handle. */
+    uint64_t *live = xmalloc(sim->nlive_tickers * sizeof *live);
+    uint32_t n = 0;
+    for (size_t slot = 0; slot < sim->ntickers; slot++)
+        if (sim->tickers[slot].period_us > 0)
+            live[n++] = (uint64_t)sim->tickers[slot].id << 32 | slot;
+    SIM_ASSERT(n == sim->nlive_tickers);
+    qsort(live, n, sizeof *live, cmp_u64);
+    for (uint32_t i = 0; i < n; i++)
+        ticker_stop(sim, &sim->tickers[(uint32_t)live[i]]);
+    free(live);
+}
+
+/* Forgets every ticker (the policy that held the handles is going): the
+ * next incarnation's handles start from 0 again. */
+void sim__tickers_reset(struct sim *sim)
+{
+    SIM_ASSERT(sim->nlive_tickers == 0);
+    idwin_free(&sim->ticker_map);
+    idwin_init(&sim->ticker_map);
+    sim->ntickers = 0;
+    sim->ticker_free = UINT32_MAX;
+    sim->next_ticker = 0;
 }
 
 /* --- setup and the main loop --------------------------------------------------------- */
@@ -244,6 +300,8 @@ static void setup(struct sim *sim)
     sim->items_free = sim->runs_free = sim->hook_slot = ITEM_NIL;
     idwin_init(&sim->item_map);
     idwin_init(&sim->run_map);
+    idwin_init(&sim->ticker_map);
+    sim->ticker_free = UINT32_MAX;
     sim__mem_setup(sim);
     /* Publish streams: one per (publish line, instance that has the topic).
      * The topic is looked up once per template, not once per instance. */
@@ -324,7 +382,8 @@ static void dispatch(struct sim *sim, const struct evq_event *ev)
     case EV_TICK: {
         if (EV_EPOCH(ev->kind) != (sim->epoch & 0xffffffu) || !sim->accepting)
             break;
-        struct ticker *tk = &sim->tickers[ev->a];
+        struct ticker *tk = ticker_of(sim, (int)ev->a);
+        SIM_ASSERT(tk); /* a stopped ticker's event was cancelled */
         tk->ev = 0;
         tk->armed_us = SIM_NEVER;
         sim__policy_event(sim);
@@ -407,6 +466,7 @@ static void sim_free(struct sim *sim)
     free(sim->active_ck);
     free(sim->pubs);
     free(sim->tickers);
+    idwin_free(&sim->ticker_map);
     sim__api_free(sim);
     sim__mem_free(sim);
     free(sim->pos);

@@ -43,7 +43,7 @@ static void host_down(struct sim *sim, enum run_outcome out)
     }
     sim__interrupt_runs(sim, 1, 0, 0, out);
     sim->host_up = 0;
-    sim->ntickers = 0; /* the policy that held the handles is going */
+    sim__tickers_reset(sim); /* the policy that held the handles is going */
     sim->nalarms = 0;
     sim->epoch++;      /* and so are timers it set while stopping */
     sim->ops->destroy(sim->pol);

@@ -15,8 +15,10 @@
  *    it is the current epoch and the host is accepting; the epoch is bumped
  *    when the host stops accepting and again when it goes down, so that
  *    nothing a policy set survives either.  alarms[0..nalarms) and
- *    tickers[0..ntickers) belong to the current incarnation of the policy
- *    (both are emptied when the host goes down).
+ *    the tickers (handles 0..next_ticker) belong to the current incarnation
+ *    of the policy (both are emptied when the host goes down).  A ticker
+ *    handle is live while ticker_map gives it a slot; a stopped ticker's
+ *    slot is freed at once, and its handle stays a harmless one.
  *  - Runs: ids dense from 1 (nruns issued so far); only *kept* runs have a
  *    record, in runs[] at the slot run_map gives (the rest of the slots are
  *    on the free list, id 0).  A run is kept while it is active, while its
@@ -286,12 +288,14 @@ struct inst_runs {
     uint32_t n;
 };
 
+/* A live ticker, in a slot of the pool sim.tickers (a stopped ticker's slot
+ * is freed, so the pool follows the live tickers, not every ticker made). */
 struct ticker {
-    int64_t start_us, period_us, stop_us;
-    uint32_t tag;
-    int live;
+    int64_t start_us, period_us;
     evq_handle ev;
     int64_t armed_us;              /* the tick it is armed for, SIM_NEVER none */
+    uint32_t tag;
+    uint32_t id;                   /* its handle; a free slot: the next free slot */
 };
 
 /* A crash definition placed by the facts of its instant (CRASH_POS_FIRST,
@@ -365,8 +369,12 @@ struct sim {
     size_t npubs, pubs_cap;
     struct src_buf *srcs;          /* [ninst * nsources] */
 
-    struct ticker *tickers;
-    size_t ntickers, tickers_cap;
+    struct ticker *tickers;        /* a pool of slots: the live tickers and free ones */
+    size_t ntickers, tickers_cap;  /* slots handed out, capacity */
+    uint32_t ticker_free;          /* free slot list, UINT32_MAX none */
+    uint32_t nlive_tickers;
+    uint64_t next_ticker;          /* the next handle of this incarnation */
+    struct idwin ticker_map;       /* handle -> slot, for live tickers */
     struct alarm *alarms;          /* this host incarnation's alarms */
     size_t nalarms, alarms_cap;
 
@@ -460,6 +468,9 @@ void sim__stop(struct sim *sim, enum sim_status st, const char *msg);
 void sim__policy_event(struct sim *sim);
 /* Stops every ticker, counting their ticks so far as wake-ups. */
 void sim__tickers_stop_all(struct sim *sim);
+/* Forgets every ticker, all stopped, when the policy that held their
+ * handles goes. */
+void sim__tickers_reset(struct sim *sim);
 
 /* The definition of handler h (world_hdef, from the handler's own line). */
 static inline const struct handler_def *sim__hdef(const struct sim *sim, uint32_t h)

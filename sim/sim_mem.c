@@ -112,7 +112,7 @@ uint64_t sim__mem_used(const struct sim *sim)
     b += (uint64_t)sim->items_cap * sizeof *sim->items + idwin_bytes(&sim->item_map);
     b += (uint64_t)sim->runs_cap * sizeof *sim->runs + idwin_bytes(&sim->run_map);
     b += sim->active_cap * (sizeof *sim->active + sizeof *sim->active_ck) + sim->tickers_cap * sizeof *sim->tickers +
-         sim->alarms_cap * sizeof *sim->alarms;
+         idwin_bytes(&sim->ticker_map) + sim->alarms_cap * sizeof *sim->alarms;
     b += sim->sc_cap * (sizeof *sim->sc_items + sizeof *sim->sc_ids + sizeof *sim->sc_slots + sizeof *sim->sc_take);
     b += evq_bytes(sim->q);
     if (sim->fx.ck)

@@ -272,6 +272,70 @@ static void test_ticker_stop(void **state)
     scenario_free(s);
 }
 
+/* Tickers made and stopped over and over (a consumer's loop that starts
+ * again whenever the consumer waits again) cost what the live ones cost:
+ * a day of one new ticker a second holds as much memory at its peak as an
+ * hour of it.  A stopped ticker's handle stays harmless (arming it delivers
+ * nothing), and a ticker made at the start, long-lived among them, still
+ * ticks when armed. */
+static int churn_ticker, long_ticker, long_ticks, stale_ticks, churn_timers;
+static void tk4_start(struct policy *p, int restart, int64_t now)
+{
+    long_ticker = sim_ticker_new(p->sim, US_PER_H, 1);
+    sim_ticker_arm(p->sim, long_ticker, 23 * US_PER_H - 1);
+    churn_ticker = sim_ticker_new(p->sim, US_PER_S, 2);
+    sim_timer_at(p->sim, now + US_PER_S, 3, 0);
+}
+static void tk4_timer(struct policy *p, uint32_t tag, uint64_t arg, int64_t now)
+{
+    if (tag == 1) {
+        assert_true(now == 23 * US_PER_H || now == US_PER_H);
+        long_ticks++;
+        return;
+    }
+    if (tag == 2) {
+        stale_ticks++;
+        return;
+    }
+    churn_timers++;
+    sim_ticker_stop(p->sim, churn_ticker);
+    sim_ticker_arm(p->sim, churn_ticker, now); /* stopped: nothing */
+    int next = sim_ticker_new(p->sim, US_PER_S, 2);
+    assert_true(next > churn_ticker);
+    churn_ticker = next;
+    sim_timer_at(p->sim, now + US_PER_S, 3, 0);
+}
+static uint64_t churn_peak(const char *horizon, int expect_long)
+{
+    struct policy_ops ops = spin_ops;
+    ops.start = tk4_start;
+    ops.on_timer = tk4_timer;
+    ops.on_run_end = dv_nothing_end;
+    char text[160];
+    snprintf(text, sizeof text, "horizon %s\ndrain 0s\nworkflow w\n  consumer c subscribe t fifo runs 1s\n", horizon);
+    struct scenario *s = parse(text);
+    struct params ps = {0};
+    struct sim_opts o = {.seed = 1};
+    struct sim_result r;
+    long_ticks = stale_ticks = churn_timers = 0;
+    sim_run(s, &ops, &ps, &o, &r);
+    assert_int_equal(r.status, SIM_OK);
+    assert_int_equal(long_ticks, expect_long);
+    assert_int_equal(stale_ticks, 0);
+    assert_true(churn_timers >= 3599);
+    uint64_t peak = r.peak_memory;
+    sim_result_free(&r);
+    scenario_free(s);
+    return peak;
+}
+static void test_ticker_churn(void **state)
+{
+    (void)state;
+    uint64_t hour = churn_peak("1h", 0), day = churn_peak("1d", 1);
+    assert_true(churn_timers >= 86399);
+    assert_true(day <= hour + 4096);
+}
+
 /* sim_run_taken gives a run's reservation; sim_note writes the policy's own
  * trace lines. */
 static uint32_t taken_seen;
@@ -356,7 +420,7 @@ int main(void)
         cmocka_unit_test(test_livelock_same_instant), cmocka_unit_test(test_livelock_busy_streak),
         cmocka_unit_test(test_livelock_timer),        cmocka_unit_test(test_crash_recreates_volatile),
         cmocka_unit_test(test_ticker_costs_nothing),  cmocka_unit_test(test_deliveries),
-        cmocka_unit_test(test_ticker_stop),           cmocka_unit_test(test_run_taken_and_notes),
+        cmocka_unit_test(test_ticker_churn),          cmocka_unit_test(test_ticker_stop),           cmocka_unit_test(test_run_taken_and_notes),
         cmocka_unit_test(test_no_livelock_large_world), cmocka_unit_test(test_livelock_per_handler),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
