@@ -45,7 +45,7 @@
 #define SCN_MAX_EMIT        UINT64_C(1000000)    /* events a producer publishes per run */
 #define SCN_MAX_BATCH       UINT64_C(1000000)    /* N of `batch N or D` */
 #define SCN_MAX_KEYS        UINT64_C(1000000000) /* `keys N` */
-#define SCN_MAX_WORKER      UINT64_C(65535)      /* `crash worker N` */
+#define SCN_MAX_WORKER      UINT64_C(999999)     /* `crash worker N`: pools go up to a million */
 #define SCN_MAX_SOURCES     4096
 #define SCN_MAX_VARIANTS    256
 #define SCN_MAX_CRASHES     10000                /* crash lines (overlaps are checked pairwise) */
