@@ -246,11 +246,11 @@ static void print_row(const struct policy_ops *ops, const struct shape *sh, cons
     if (key && pool_scaled())
         snprintf(label + strlen(label), sizeof label - strlen(label), " %s=%lu", key, sh->n);
     if (!row->ok) {
-        printf("fleet %-11s %-28s  did not complete: %s (peak RSS %.0f MiB)\n", ops->name, label, row->why,
+        printf("fleet %-17s %-31s  did not complete: %s (peak RSS %.0f MiB)\n", ops->name, label, row->why,
                (double)row->maxrss_kib / 1024.0);
         return;
     }
-    printf("fleet %-11s %-28s %6.2f M ev/s %6.2f M rec/s %6.1f M records %7.0f MiB %7.0f B/inst RSS %6.0f B/inst "
+    printf("fleet %-17s %-31s %6.2f M ev/s %6.2f M rec/s %6.1f M records %7.0f MiB %7.0f B/inst RSS %6.0f B/inst "
            "state  cpu %.2f s  wall %.2f s",
            ops->name, label, (double)row->events / row->cpu_s / 1e6, (double)row->records / row->cpu_s / 1e6,
            (double)row->records / 1e6, (double)row->maxrss_kib / 1024.0,
@@ -269,7 +269,7 @@ static void print_targets(const struct policy_ops *ops, const struct row *rows, 
 {
     if (nshapes < 2)
         return;                    /* the targets need the equal-work pair */
-    printf("fleet %-11s targets:", ops->name);
+    printf("fleet %-17s targets:", ops->name);
     if (nshapes >= 2 && rows[0].ok && rows[1].ok)
         printf(" time ratio %.2f (<= 1.5: %s; wall %.2f);", rows[1].cpu_s / rows[0].cpu_s,
                rows[1].cpu_s <= 1.5 * rows[0].cpu_s ? "met" : "not met", rows[1].wall_s / rows[0].wall_s);
