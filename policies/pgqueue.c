@@ -477,6 +477,7 @@ static struct policy *pq_create(struct sim *sim, void *durable, const struct par
     const struct flavour *fl = &flavours[p->flavour];
     int64_t workers = params_get(ps, "workers");
     p->nworkers = workers ? (uint32_t)workers : fl->workers;
+    sim_declare_pool(sim, p->nworkers); /* its idle workers may all poll at one instant */
     p->poll_us = flavour_dur(ps, "poll_interval", fl->poll_us);
     int notify = (int)params_get(ps, "notify");
     p->notify = notify == NOTIFY_FLAVOUR ? fl->notify : notify == NOTIFY_ON;

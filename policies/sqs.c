@@ -414,6 +414,7 @@ static struct policy *sq_create(struct sim *sim, void *durable, const struct par
     p->retention_us = params_get(ps, "retention");
     p->delay_us = params_get(ps, "delay");
     p->ncons = (uint32_t)params_get(ps, "consumers");
+    sim_declare_pool(sim, p->ncons); /* its idle workers may all poll at one instant */
     p->rtt_us = params_get(ps, "receive_rtt");
     p->c = xcalloc(p->ncons, sizeof *p->c);
     p->batch = xcalloc((size_t)p->ncons * p->max_messages, sizeof *p->batch);

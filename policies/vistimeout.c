@@ -688,6 +688,7 @@ static struct policy *vt_create(struct sim *sim, void *durable, const struct par
     p->t = sim_topo(sim);
     p->design = (int)params_get(ps, "design");
     p->nworkers = (uint32_t)params_get(ps, "workers");
+    sim_declare_pool(sim, p->nworkers); /* its idle workers may all poll at one instant */
     SIM_ASSERT(p->nworkers < (UINT32_C(1) << 24)); /* vt_row.locked_by */
     p->vt_us = params_get(ps, "visibility_timeout");
     p->extend = (int)params_get(ps, "heartbeat_extend");

@@ -228,6 +228,13 @@ void *sim_durable_realloc(void *ctx, void *p, size_t n);
  * delivery rows that must survive a crash; t lives in durable memory. */
 void sim_jobs_init(struct sim *sim, struct jobtab *t);
 
+/* A policy with a pool of n workers (or consumers, threads) says so at
+ * create: the livelock rule on timers (sim/sim.h) then allows 4 per worker
+ * more at one instant, since a large pool whose idle workers all poll at
+ * once is no livelock.  The largest pool declared counts (a policy made
+ * again after a host crash declares the same pool again). */
+void sim_declare_pool(struct sim *sim, uint64_t n);
+
 /* --- waking the host ---------------------------------------------------------
  * Three ways, all of which vanish at a host crash and at a graceful stop
  * and deliver on_timer(tag, arg).

@@ -123,6 +123,22 @@ void sim__policy_event(struct sim *sim)
     }
 }
 
+/* The timer rule's limit: the world's floor, plus 4 per worker of the
+ * largest pool declared. */
+static uint64_t timer_limit(const struct sim *sim)
+{
+    uint64_t base = (uint64_t)sim->w.nh * 4 > SIM_LIVELOCK_TIMERS ? (uint64_t)sim->w.nh * 4 : SIM_LIVELOCK_TIMERS;
+    uint64_t pool = sim->pool_n < UINT64_MAX / 8 ? sim->pool_n : UINT64_MAX / 8;
+    return base + 4 * pool;
+}
+
+void sim_declare_pool(struct sim *sim, uint64_t n)
+{
+    if (n > sim->pool_n)
+        sim->pool_n = n;
+    sim->timer_limit = timer_limit(sim);
+}
+
 sim_timer sim_timer_at(struct sim *sim, int64_t at_us, uint32_t tag, uint64_t arg)
 {
     SIM_ASSERT(at_us >= sim->now_us);
@@ -497,7 +513,7 @@ void sim_run(const struct scenario *s, const struct policy_ops *ops, const struc
     sim->o = o;
     sim->res = out;
     setup(sim);
-    sim->timer_limit = (uint64_t)sim->w.nh * 4 > SIM_LIVELOCK_TIMERS ? (uint64_t)sim->w.nh * 4 : SIM_LIVELOCK_TIMERS;
+    sim->timer_limit = timer_limit(sim);
     uint64_t max_events = o->max_events ? o->max_events : SIM_MAX_EVENTS_DEFAULT;
 
     sim__host_up(sim, 0);

@@ -41,7 +41,8 @@ const char *sim_status_name(enum sim_status s);
  *  - busy loop: SIM_LIVELOCK_STREAK consecutive empty runs of one handler
  *    with no new item in between at a mean spacing under one second;
  *  - timers: more than SIM_LIVELOCK_TIMERS (at least; 4 per handler
- *    instance in a larger world) timers, ticks and alarms set or fired at
+ *    instance in a larger world), plus 4 per worker of the pools a policy
+ *    declares (sim_declare_pool), timers, ticks and alarms set or fired at
  *    one instant with no run started and no item published in between.
  * A large world is no livelock: `workflow w x 500000` starts 500 000 runs
  * at one instant, one per handler. */

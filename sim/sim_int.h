@@ -344,7 +344,8 @@ struct sim {
     evq_handle stop_ev;            /* the stop's EV_CUTOFF */
     int stopped;
     uint64_t same_instant;         /* timers, ticks, alarms at this instant since a run or publish */
-    uint64_t timer_limit;          /* SIM_LIVELOCK_TIMERS, or 4 per handler instance */
+    uint64_t timer_limit;          /* SIM_LIVELOCK_TIMERS, or 4 per handler instance; + 4 per pool worker */
+    uint64_t pool_n;               /* the largest pool declared (sim_declare_pool) */
     struct inst_runs *inst_runs;   /* [nh] the livelock rule per handler (sim_runs.c) */
 
     struct item_slot *items;       /* live items; free slots chained by next */
