@@ -202,6 +202,28 @@ static void test_crash_recreates_volatile(void **state)
 
 /* --- tickers ----------------------------------------------------------------- */
 
+/* Runs the spin policy with these hooks (create NULL: spin's own) over one
+ * consumer for the horizon, no drain. */
+static void run_hooks(struct policy *(*create)(struct sim *, void *, const struct params *),
+                      void (*start)(struct policy *, int, int64_t),
+                      void (*on_timer)(struct policy *, uint32_t, uint64_t, int64_t), const char *horizon,
+                      struct sim_result *r)
+{
+    struct policy_ops ops = spin_ops;
+    if (create)
+        ops.create = create;
+    ops.start = start;
+    ops.on_timer = on_timer;
+    ops.on_run_end = dv_nothing_end;
+    char text[160];
+    snprintf(text, sizeof text, "horizon %s\ndrain 0s\nworkflow w\n  consumer c subscribe t fifo runs 1s\n", horizon);
+    struct scenario *s = parse(text);
+    struct params ps = {0};
+    struct sim_opts o = {.seed = 1};
+    sim_run(s, &ops, &ps, &o, r);
+    scenario_free(s);
+}
+
 static int ticks_delivered;
 static int the_ticker;
 static void tk_start(struct policy *p, int restart, int64_t now)
@@ -221,23 +243,15 @@ static void tk_timer(struct policy *p, uint32_t tag, uint64_t arg, int64_t now)
 static void test_ticker_costs_nothing(void **state)
 {
     (void)state;
-    struct policy_ops ops = spin_ops;
-    ops.start = tk_start;
-    ops.on_timer = tk_timer;
-    ops.on_run_end = dv_nothing_end;
-    struct scenario *s = parse("horizon 30d\ndrain 0s\nworkflow w\n  consumer c subscribe t fifo runs 1s\n");
-    struct params ps = {0};
-    struct sim_opts o = {.seed = 1};
     struct sim_result r;
     ticks_delivered = 0;
-    sim_run(s, &ops, &ps, &o, &r);
+    run_hooks(NULL, tk_start, tk_timer, "30d", &r);
     assert_int_equal(r.status, SIM_OK);
     assert_int_equal(ticks_delivered, 1);
     assert_true(r.events < 10);
     /* ticks at 1s .. 30d-1s: the tick at the end does not happen */
     assert_true(r.ck.total.wakeups == (uint64_t)(30 * 86400 - 1));
     sim_result_free(&r);
-    scenario_free(s);
 }
 
 /* A ticker stopped after 10 s of a 1 s loop counts its 9 ticks (1s..9s;
@@ -257,19 +271,11 @@ static void tk2_timer(struct policy *p, uint32_t tag, uint64_t arg, int64_t now)
 static void test_ticker_stop(void **state)
 {
     (void)state;
-    struct policy_ops ops = spin_ops;
-    ops.start = tk2_start;
-    ops.on_timer = tk2_timer;
-    ops.on_run_end = dv_nothing_end;
-    struct scenario *s = parse("horizon 1m\ndrain 0s\nworkflow w\n  consumer c subscribe t fifo runs 1s\n");
-    struct params ps = {0};
-    struct sim_opts o = {.seed = 1};
     struct sim_result r;
-    sim_run(s, &ops, &ps, &o, &r);
+    run_hooks(NULL, tk2_start, tk2_timer, "1m", &r);
     /* 9 + 49 ticks, plus the one timer */
     assert_true(r.ck.total.wakeups == 9 + 49 + 1);
     sim_result_free(&r);
-    scenario_free(s);
 }
 
 /* Tickers made and stopped over and over (a consumer's loop that starts
@@ -307,25 +313,15 @@ static void tk4_timer(struct policy *p, uint32_t tag, uint64_t arg, int64_t now)
 }
 static uint64_t churn_peak(const char *horizon, int expect_long)
 {
-    struct policy_ops ops = spin_ops;
-    ops.start = tk4_start;
-    ops.on_timer = tk4_timer;
-    ops.on_run_end = dv_nothing_end;
-    char text[160];
-    snprintf(text, sizeof text, "horizon %s\ndrain 0s\nworkflow w\n  consumer c subscribe t fifo runs 1s\n", horizon);
-    struct scenario *s = parse(text);
-    struct params ps = {0};
-    struct sim_opts o = {.seed = 1};
     struct sim_result r;
     long_ticks = stale_ticks = churn_timers = 0;
-    sim_run(s, &ops, &ps, &o, &r);
+    run_hooks(NULL, tk4_start, tk4_timer, horizon, &r);
     assert_int_equal(r.status, SIM_OK);
     assert_int_equal(long_ticks, expect_long);
     assert_int_equal(stale_ticks, 0);
     assert_true(churn_timers >= 3599);
     uint64_t peak = r.peak_memory;
     sim_result_free(&r);
-    scenario_free(s);
     return peak;
 }
 static void test_ticker_churn(void **state)
@@ -357,21 +353,12 @@ static void pl_start(struct policy *p, int restart, int64_t now)
 static void pl_timer(struct policy *p, uint32_t tag, uint64_t arg, int64_t now) { pool_fired++; }
 static enum sim_status pool_run(uint64_t declared)
 {
-    struct policy_ops ops = spin_ops;
-    ops.create = pl_create;
-    ops.start = pl_start;
-    ops.on_timer = pl_timer;
-    ops.on_run_end = dv_nothing_end;
-    struct scenario *s = parse("horizon 1m\ndrain 0s\nworkflow w\n  consumer c subscribe t fifo runs 1s\n");
-    struct params ps = {0};
-    struct sim_opts o = {.seed = 1};
     struct sim_result r;
     pool_declared = declared;
     pool_fired = 0;
-    sim_run(s, &ops, &ps, &o, &r);
+    run_hooks(pl_create, pl_start, pl_timer, "1m", &r);
     enum sim_status st = r.status;
     sim_result_free(&r);
-    scenario_free(s);
     return st;
 }
 static void test_declared_pool(void **state)
