@@ -59,7 +59,7 @@
 struct evq_entry {
     uint64_t key;  /* time_us with the sign bit flipped */
     uint32_t slot; /* index into slots */
-    uint32_t unused;
+    uint32_t hint; /* the event's kind (low 4 bits) << 28 | its a (low 28 bits) */
 };
 
 struct evq_slot {
@@ -76,6 +76,7 @@ struct evq_bucket {
     size_t len;
     size_t cap;
     uint64_t min;      /* buckets 1..64, when len > 0: no key in it is smaller */
+    size_t min_at;     /* when len > 0: the index in v of an entry with key min */
 };
 
 struct evq {
@@ -128,16 +129,19 @@ static void __attribute__((noinline)) bucket_grow(struct evq *q, struct evq_buck
     q->bytes += (bk->cap - cap) * sizeof *bk->v;
 }
 
-static inline void bucket_append(struct evq *q, struct evq_bucket *bk, uint64_t key, uint32_t slot)
+static inline void bucket_append(struct evq *q, struct evq_bucket *bk, uint64_t key, uint32_t slot,
+                                 uint32_t hint)
 {
     if (bk->len == bk->cap)
         bucket_grow(q, bk);
-    if (bk->len == 0 || key < bk->min)
+    if (bk->len == 0 || key < bk->min) {
         bk->min = key;
+        bk->min_at = bk->len;
+    }
     struct evq_entry *e = &bk->v[bk->len++];
     e->key = key;
     e->slot = slot;
-    e->unused = 0;
+    e->hint = hint;
 }
 
 static inline uint32_t slot_alloc(struct evq *q)
@@ -229,7 +233,7 @@ evq_handle evq_push(struct evq *q, int64_t time_us, uint32_t kind, uint32_t a, u
     s->link = SLOT_LIVE;
     uint64_t key = key_of(time_us);
     unsigned j = bucket_of(key, q->last);
-    bucket_append(q, &q->bk[j], key, idx);
+    bucket_append(q, &q->bk[j], key, idx, (kind & 0xfu) << 28 | (a & 0x0fffffffu));
     if (j)
         q->mask |= UINT64_C(1) << (j - 1);
     q->live++;
@@ -250,8 +254,10 @@ static void sweep(struct evq *q)
         for (size_t k = from; k < bk->len; k++) {
             struct evq_entry e = bk->v[k];
             if (q->slots[e.slot].link == SLOT_LIVE) {
-                if (to == 0 || e.key < bk->min)
+                if (to == 0 || e.key < bk->min) {
                     bk->min = e.key;
+                    bk->min_at = to;
+                }
                 bk->v[to++] = e;
             } else {
                 drop_dead(q, e.slot);
@@ -330,7 +336,7 @@ static void refill(struct evq *q)
             continue;
         }
         unsigned j = bucket_of(key, m); /* < i, so the shift below is defined */
-        bucket_append(q, &q->bk[j], key, v[k].slot);
+        bucket_append(q, &q->bk[j], key, v[k].slot, v[k].hint);
         filled |= UINT64_C(1) << j;
     }
     q->mask |= filled >> 1;
@@ -378,6 +384,24 @@ int evq_pop(struct evq *q, struct evq_event *out)
         q->head0 = b0->len = 0;
         refill(q);
     }
+}
+
+int evq_hint(const struct evq *q, uint32_t *kind, uint32_t *a)
+{
+    const struct evq_bucket *b0 = &q->bk[0];
+    const struct evq_entry *e;
+    if (q->head0 < b0->len) {
+        e = &b0->v[q->head0];
+    } else if (q->mask) {
+        const struct evq_bucket *bk = &q->bk[__builtin_ctzll(q->mask) + 1];
+        e = &bk->v[bk->min_at];
+    } else {
+        return 0;
+    }
+    __builtin_prefetch(&q->slots[e->slot]);
+    *kind = e->hint >> 28;
+    *a = e->hint & 0x0fffffffu;
+    return 1;
 }
 
 int64_t evq_peek_time(struct evq *q)

@@ -70,6 +70,14 @@ int evq_pop(struct evq *q, struct evq_event *out);
  * advance evq_now; non-const because it may sweep out tombstones. */
 int64_t evq_peek_time(struct evq *q);
 
+/* A hint for prefetching, which changes nothing in q or in what it pops:
+ * the event the next pop most likely returns (the earliest one pending now,
+ * unless a push or a cancel comes first).  Returns 1 with the low 4 bits of
+ * its kind and the low 28 bits of its a, read from the queue's index, and
+ * starts loading the rest of its payload; 0 when the queue is empty.  The
+ * event may have been cancelled.  O(1). */
+int evq_hint(const struct evq *q, uint32_t *kind, uint32_t *a);
+
 /* The number of pending (not cancelled) events; exact. */
 size_t evq_size(const struct evq *q);
 /* Bytes the queue holds (its slots and buckets, by capacity); O(1). */

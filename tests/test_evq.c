@@ -5,8 +5,8 @@
  * stale and forged handles) and reschedule, with many equal times and huge
  * jumps, must agree with it on every result, and evq_check must hold after
  * every batch.  Directed tests cover the empty queue, FIFO ties, stale
- * handles, tombstone sweeps, the time-goes-back assertion, and a 1e6-event
- * stress (1e5 under the sanitizers). */
+ * handles, tombstone sweeps, the time-goes-back assertion, the prefetch
+ * hint (evq_hint), and a 1e6-event stress (1e5 under the sanitizers). */
 #include <inttypes.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -131,6 +131,9 @@ static void do_push(struct evq *q, struct model *m, int64_t t, struct rng *rng)
 static void do_pop(struct evq *q, struct model *m, const char *ctx)
 {
     struct evq_event ev;
+    uint32_t hk, ha;
+    if (m->n)
+        EXPECT_I64(evq_hint(q, &hk, &ha), 1, ctx); /* may name a cancelled event, never nothing */
     memset(&ev, 0xA5, sizeof ev);
     int got = evq_pop(q, &ev);
     if (m->n == 0) {
@@ -568,6 +571,52 @@ static void test_stress(void **state)
     evq_free(q);
 }
 
+/* Without cancels, the hint names exactly the event the next pop returns
+ * (its kind's low 4 bits and a's low 28), across ties, spreads and jumps;
+ * with none pending it says so.  With cancels it may name a cancelled
+ * event, but only while one is queued. */
+static void test_hint(void **state)
+{
+    struct evq *q = evq_new();
+    struct rng rng = {12345};
+    uint32_t k, a;
+    assert_int_equal(evq_hint(q, &k, &a), 0);
+    int64_t now = 0;
+    size_t pending = 0, checked = 0;
+    for (int op = 0; op < 200000; op++) {
+        if (pending == 0 || below(&rng, 100) < 48) {
+            uint64_t r = below(&rng, 10);
+            int64_t t = now + (r < 3 ? 0 : r < 6 ? (int64_t)below(&rng, 8) : (int64_t)below(&rng, UINT64_C(1) << 30));
+            evq_push(q, t, (uint32_t)rng_next(&rng), (uint32_t)rng_next(&rng), 0);
+            pending++;
+            continue;
+        }
+        assert_int_equal(evq_hint(q, &k, &a), 1);
+        struct evq_event ev;
+        assert_int_equal(evq_pop(q, &ev), 1);
+        now = ev.time_us;
+        pending--;
+        if (k != (ev.kind & 0xfu) || a != (ev.a & 0x0fffffffu))
+            fail_msg("op %d: hint (%" PRIu32 ", %" PRIu32 "), popped (%" PRIu32 ", %" PRIu32 ")", op, k, a,
+                     ev.kind & 0xfu, ev.a & 0x0fffffffu);
+        checked++;
+    }
+    assert_true(checked > 50000);
+    struct evq_event ev;
+    while (evq_pop(q, &ev))
+        now = ev.time_us;
+    assert_int_equal(evq_hint(q, &k, &a), 0);
+    /* Cancelled: the hint may still name it, and the pop finds nothing. */
+    evq_handle h = evq_push(q, now + 5, 7, 99, 0);
+    assert_int_equal(evq_cancel(q, h), 1);
+    if (evq_hint(q, &k, &a))
+        assert_true(k == 7 && a == 99);
+    assert_int_equal(evq_pop(q, &ev), 0);
+    assert_int_equal(evq_hint(q, &k, &a), 0);
+    assert_true(evq_check(q));
+    evq_free(q);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -578,6 +627,7 @@ int main(void)
         cmocka_unit_test(test_sweep),
         cmocka_unit_test(test_time_goes_back),
         cmocka_unit_test(test_property),
+        cmocka_unit_test(test_hint),
         cmocka_unit_test(test_stress),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
