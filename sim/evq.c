@@ -54,6 +54,9 @@
 /* Emptied buckets with room for more entries than this release it. */
 #define EVQ_BUCKET_KEEP 16384
 
+/* How many entries of the lowest bucket evq_hint looks at. */
+#define HINT_LOOK 32
+
 #define KEY_SIGN (UINT64_C(1) << 63)
 
 struct evq_entry {
@@ -76,7 +79,6 @@ struct evq_bucket {
     size_t len;
     size_t cap;
     uint64_t min;      /* buckets 1..64, when len > 0: no key in it is smaller */
-    size_t min_at;     /* when len > 0: the index in v of an entry with key min */
 };
 
 struct evq {
@@ -134,10 +136,8 @@ static inline void bucket_append(struct evq *q, struct evq_bucket *bk, uint64_t 
 {
     if (bk->len == bk->cap)
         bucket_grow(q, bk);
-    if (bk->len == 0 || key < bk->min) {
+    if (bk->len == 0 || key < bk->min)
         bk->min = key;
-        bk->min_at = bk->len;
-    }
     struct evq_entry *e = &bk->v[bk->len++];
     e->key = key;
     e->slot = slot;
@@ -254,10 +254,8 @@ static void sweep(struct evq *q)
         for (size_t k = from; k < bk->len; k++) {
             struct evq_entry e = bk->v[k];
             if (q->slots[e.slot].link == SLOT_LIVE) {
-                if (to == 0 || e.key < bk->min) {
+                if (to == 0 || e.key < bk->min)
                     bk->min = e.key;
-                    bk->min_at = to;
-                }
                 bk->v[to++] = e;
             } else {
                 drop_dead(q, e.slot);
@@ -393,8 +391,15 @@ int evq_hint(const struct evq *q, uint32_t *kind, uint32_t *a)
     if (q->head0 < b0->len) {
         e = &b0->v[q->head0];
     } else if (q->mask) {
+        /* The lowest non-empty bucket holds the next event, at its least
+         * key; right after a spread it is small, so a short look finds it
+         * (past HINT_LOOK entries the hint may be wrong, never unsafe). */
         const struct evq_bucket *bk = &q->bk[__builtin_ctzll(q->mask) + 1];
-        e = &bk->v[bk->min_at];
+        size_t n = bk->len < HINT_LOOK ? bk->len : HINT_LOOK;
+        e = &bk->v[0];
+        for (size_t k = 1; k < n && e->key != bk->min; k++)
+            if (bk->v[k].key < e->key)
+                e = &bk->v[k];
     } else {
         return 0;
     }

@@ -375,15 +375,18 @@ static void setup(struct sim *sim)
 /* Prefetching the next event.  In a large fleet every event reads records
  * of an instance that no recent event touched (at 30 k instances the live
  * state is tens of MiB), so each read would wait for memory.  The queue
- * tells the likely next event (evq_hint) before this one runs, and the
- * loop starts loading its records in two stages: before this event runs,
- * what the next one's kind and a name (its run record, its publish
- * stream); after it, what that run record leads to (its handler's state,
- * the checker's record of the run, the item it took).  These are hints to
- * the memory system only: every address is checked against its table's
- * bounds, and nothing read here changes what the simulation does.  They
- * are always inlined: GCC drops a call to a function whose only effect is a
- * prefetch. */
+ * tells the likely next event (evq_hint) before this one runs, and the loop
+ * starts loading its records in two stages: before this event runs, what
+ * the next one's kind and a name (its run record, its publish stream);
+ * after it, what that run record leads to (its handler's state, the
+ * checker's record of the run, the item it took).  One hint serves both
+ * stages: an event rarely pushes one that comes before the next (at 30 k
+ * instances the hint taken before an event named the one after it 99.99 %
+ * of the time).  Only a live state larger than the caches is prefetched
+ * (SIM_PREFETCH_MIN).  These are hints to the memory system only: every
+ * address is checked against its table's bounds, and nothing read here
+ * changes what the simulation does.  They are always inlined: GCC drops a
+ * call to a function whose only effect is a prefetch. */
 static inline __attribute__((always_inline)) void prefetch_next(const struct sim *sim, uint32_t kind, uint32_t a)
 {
     if (kind == EV_PHASE && a < sim->runs_hw) {
@@ -570,11 +573,12 @@ void sim_run(const struct scenario *s, const struct policy_ops *ops, const struc
         }
         if (sim__mem_check(sim))
             break;
-        uint32_t nk, na;
-        if (evq_hint(sim->q, &nk, &na))
+        uint32_t nk = 0, na = 0;
+        int hinted = sim->prefetch && evq_hint(sim->q, &nk, &na);
+        if (hinted)
             prefetch_next(sim, nk, na);
         dispatch(sim, &ev);
-        if (evq_hint(sim->q, &nk, &na))
+        if (hinted)
             prefetch_next_deps(sim, nk, na);
         if (sim->watching)
             sim__point(sim, 0);

@@ -413,6 +413,7 @@ struct sim {
     uint64_t mem_peak;             /* the most sim__mem_used has been, when counted */
     uint64_t mem_calls;            /* calls of sim__mem_check */
     int mem_stopped;               /* the budget stopped the run */
+    int prefetch;                  /* the live state outgrew SIM_PREFETCH_MIN: prefetch (sim.c) */
     uint64_t *origin_live;         /* live items per origin */
     uint32_t norigins;
 };
@@ -561,6 +562,11 @@ uint64_t sim__mem_used(const struct sim *sim);
  * alone, so still deterministic): the count costs tens of loads, and
  * nothing grows much between two counts. */
 #define SIM_MEM_CHECK_EVERY 64
+
+/* The main loop prefetches the next event's records (sim.c) while the live
+ * state counted here is at least this large: below it, the state stays in
+ * the caches and a prefetch would only cost its instructions. */
+#define SIM_PREFETCH_MIN ((uint64_t)8 << 20)
 int sim__mem_check_now(struct sim *sim);
 static inline int sim__mem_check(struct sim *sim)
 {
