@@ -19,8 +19,9 @@
  * sweeping out tombstones keeps the order.  So the entries equal to the new
  * minimum reach bucket 0 in seq order, and bucket 0 is popped from the front.
  *
- * Bucket entries are 16 bytes (key and slot index) so that spreading streams
- * through memory; the payload lives in a slot pool with a free list.  A slot
+ * Bucket entries are 16 bytes (key, slot index, and a hint: the low bits of
+ * the event's kind and a, for evq_hint) so that spreading streams through
+ * memory; the payload lives in a slot pool with a free list.  A slot
  * has a generation that goes up whenever its event stops being pending, and a
  * handle is (generation << 32 | slot index + 1), so old handles go stale.
  * Cancelling only marks the slot dead; the entry is dropped, and the slot

@@ -71,11 +71,13 @@ int evq_pop(struct evq *q, struct evq_event *out);
 int64_t evq_peek_time(struct evq *q);
 
 /* A hint for prefetching, which changes nothing in q or in what it pops:
- * the event the next pop most likely returns (the earliest one pending now,
- * unless a push or a cancel comes first).  Returns 1 with the low 4 bits of
- * its kind and the low 28 bits of its a, read from the queue's index, and
- * starts loading the rest of its payload; 0 when the queue is empty.  The
- * event may have been cancelled.  O(1). */
+ * the event the next pop most likely returns.  That is the earliest one
+ * pending now unless a push or a cancel comes first, or unless more than 32
+ * events lie in the lowest band of times (it looks at 32 of them only, so
+ * that a hint costs O(1)).  Returns 1 with the low 4 bits of its kind and
+ * the low 28 bits of its a, read from the queue's index, and starts loading
+ * the rest of its payload; 0 when the queue is empty.  The event may have
+ * been cancelled. */
 int evq_hint(const struct evq *q, uint32_t *kind, uint32_t *a);
 
 /* The number of pending (not cancelled) events; exact. */

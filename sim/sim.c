@@ -380,13 +380,12 @@ static void setup(struct sim *sim)
  * the next one's kind and a name (its run record, its publish stream);
  * after it, what that run record leads to (its handler's state, the
  * checker's record of the run, the item it took).  One hint serves both
- * stages: an event rarely pushes one that comes before the next (at 30 k
- * instances the hint taken before an event named the one after it 99.99 %
- * of the time).  Only a live state larger than the caches is prefetched
- * (SIM_PREFETCH_MIN).  These are hints to the memory system only: every
- * address is checked against its table's bounds, and nothing read here
- * changes what the simulation does.  They are always inlined: GCC drops a
- * call to a function whose only effect is a prefetch. */
+ * stages: an event rarely pushes one that comes before the next.  Only a
+ * live state larger than the caches is prefetched (SIM_PREFETCH_MIN).
+ * These are hints to the memory system only: every address is checked
+ * against its table's bounds, and nothing read here changes what the
+ * simulation does.  They are always inlined: GCC drops a call to a function
+ * whose only effect is a prefetch. */
 static inline __attribute__((always_inline)) void prefetch_next(const struct sim *sim, uint32_t kind, uint32_t a)
 {
     if (kind == EV_PHASE && a < sim->runs_hw) {
