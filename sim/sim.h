@@ -96,6 +96,9 @@ struct sim_opts {
     uint64_t max_memory;
     const char *label;             /* policy label for the text trace */
     const struct sim_probe *probe; /* NULL: none */
+    /* 1: the main loop never prefetches the next event's records (sim.c),
+     * for a test that shows prefetching changes nothing. */
+    int no_prefetch;
 };
 
 struct sim_result {
@@ -109,6 +112,7 @@ struct sim_result {
     struct trace_rec *trace;       /* keep_trace only */
     size_t ntrace;
     uint64_t peak_memory;          /* the most the budget's count reached, in bytes */
+    int prefetched;                /* the main loop prefetched (the state reached SIM_PREFETCH_MIN) */
 };
 
 /* Simulates s under ops with parameters ps.  Always completes (a livelock

@@ -216,7 +216,8 @@ int sim__mem_check_now(struct sim *sim)
     uint64_t used = sim__mem_used(sim);
     if (used > sim->mem_peak)
         sim->mem_peak = used;
-    sim->prefetch = used >= SIM_PREFETCH_MIN;
+    sim->prefetch = used >= SIM_PREFETCH_MIN && !sim->o->no_prefetch;
+    sim->res->prefetched |= sim->prefetch;
     if (used <= sim->max_memory)
         return 0;
     char what[200], lim[32], t[48], m[400];

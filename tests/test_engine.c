@@ -136,6 +136,47 @@ static void test_no_livelock_large_world(void **state)
     }
 }
 
+/* Prefetching the next event's records (sim.c) is a hint to the memory
+ * system only: a fleet whose live state is past the threshold gives the
+ * same fingerprint, events and metrics with it and without it (and under
+ * the sanitizers, its reads stay in bounds). */
+static void test_prefetch_changes_nothing(void **state)
+{
+    (void)state;
+    struct scenario *s = parse("horizon 2h\ndrain 10m\nworkflow wf x 8000\n"
+                               "  producer fetch every 10m runs uniform(1s,3s) source feed\n"
+                               "  consumer handle subscribe feed fifo runs exp(2s)\n"
+                               "source feed poisson 6/h\ncrash host at 1h for 5m\n");
+    static const char *const pols[] = {"oracle", "heartbeat", "pgqueue"};
+    for (size_t i = 0; i < sizeof pols / sizeof *pols; i++) {
+        const struct policy_ops *ops = policy_find(pols[i]);
+        assert_non_null(ops);
+        struct params ps;
+        assert_int_equal(params_init(&ps, ops), 0);
+        struct sim_result on, off;
+        sim_run(s, ops, &ps, &(struct sim_opts){.seed = 3}, &on);
+        sim_run(s, ops, &ps, &(struct sim_opts){.seed = 3, .no_prefetch = 1}, &off);
+        if (on.status != SIM_OK || off.status != SIM_OK)
+            fail_msg("%s: %s / %s", pols[i], on.status_msg, off.status_msg);
+        if (!on.prefetched || off.prefetched)
+            fail_msg("%s: prefetched %d with, %d without (peak state %llu bytes)", pols[i], on.prefetched,
+                     off.prefetched, (unsigned long long)on.peak_memory);
+        assert_true(on.fingerprint == off.fingerprint);
+        assert_true(on.events == off.events && on.end_us == off.end_us);
+        assert_true(on.ck.total.runs == off.ck.total.runs && on.ck.total.processed == off.ck.total.processed);
+        if (on.ck.total.runs < 1000)
+            fail_msg("%s: %llu runs", pols[i], (unsigned long long)on.ck.total.runs);
+        const struct metrics *a = &on.ck.total, *b = &off.ck.total;
+        assert_true(a->duplicates == b->duplicates && a->runs_failed == b->runs_failed &&
+                    a->runs_crashed == b->runs_crashed);
+        assert_true(a->latency.count == b->latency.count && a->latency.sum_us == b->latency.sum_us &&
+                    a->latency.max_us == b->latency.max_us);
+        sim_result_free(&on);
+        sim_result_free(&off);
+    }
+    scenario_free(s);
+}
+
 /* The livelock rule per handler: the oracle retries a failed run at once;
  * a consumer whose every run fails at once is started again and again at
  * one instant with no progress, and is stopped after SIM_LIVELOCK_RUNS. */
@@ -456,6 +497,7 @@ int main(void)
         cmocka_unit_test(test_ticker_costs_nothing),  cmocka_unit_test(test_deliveries),
         cmocka_unit_test(test_declared_pool),         cmocka_unit_test(test_ticker_churn),          cmocka_unit_test(test_ticker_stop),           cmocka_unit_test(test_run_taken_and_notes),
         cmocka_unit_test(test_no_livelock_large_world), cmocka_unit_test(test_livelock_per_handler),
+        cmocka_unit_test(test_prefetch_changes_nothing),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     cal_zone_cache_free();
