@@ -57,13 +57,17 @@
 
 /* How many entries of the lowest bucket evq_hint looks at. */
 #define HINT_LOOK 32
+/* An entry's hint: the low HINT_KIND_BITS of the event's kind above the
+ * low bits of its a. */
+#define HINT_KIND_BITS 4
+#define HINT_A_MASK ((UINT32_C(1) << (32 - HINT_KIND_BITS)) - 1)
 
 #define KEY_SIGN (UINT64_C(1) << 63)
 
 struct evq_entry {
     uint64_t key;  /* time_us with the sign bit flipped */
     uint32_t slot; /* index into slots */
-    uint32_t hint; /* the event's kind (low 4 bits) << 28 | its a (low 28 bits) */
+    uint32_t hint; /* the event's kind and a, truncated (HINT_KIND_BITS) */
 };
 
 struct evq_slot {
@@ -234,7 +238,7 @@ evq_handle evq_push(struct evq *q, int64_t time_us, uint32_t kind, uint32_t a, u
     s->link = SLOT_LIVE;
     uint64_t key = key_of(time_us);
     unsigned j = bucket_of(key, q->last);
-    bucket_append(q, &q->bk[j], key, idx, (kind & 0xfu) << 28 | (a & 0x0fffffffu));
+    bucket_append(q, &q->bk[j], key, idx, kind << (32 - HINT_KIND_BITS) | (a & HINT_A_MASK));
     if (j)
         q->mask |= UINT64_C(1) << (j - 1);
     q->live++;
@@ -405,8 +409,8 @@ int evq_hint(const struct evq *q, uint32_t *kind, uint32_t *a)
         return 0;
     }
     __builtin_prefetch(&q->slots[e->slot]);
-    *kind = e->hint >> 28;
-    *a = e->hint & 0x0fffffffu;
+    *kind = e->hint >> (32 - HINT_KIND_BITS);
+    *a = e->hint & HINT_A_MASK;
     return 1;
 }
 

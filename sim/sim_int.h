@@ -556,17 +556,17 @@ void sim__mem_setup(struct sim *sim);
 void sim__mem_free(struct sim *sim);
 /* Bytes held now. */
 uint64_t sim__mem_used(const struct sim *sim);
+/* The main loop prefetches the next event's records (sim.c) while the live
+ * state counted at the last check (sim.prefetch) is at least this large:
+ * below it, the state stays in the caches and a prefetch would only cost
+ * its instructions. */
+#define SIM_PREFETCH_MIN ((uint64_t)8 << 20)
 /* Over the budget: stops the run (SIM_MEMORY_LIMIT, naming the line that
  * drives it) and returns 1; else 0.  Counted at every SIM_MEM_CHECK_EVERY-th
  * call (each event, item published and run started; a function of the run
  * alone, so still deterministic): the count costs tens of loads, and
  * nothing grows much between two counts. */
 #define SIM_MEM_CHECK_EVERY 64
-
-/* The main loop prefetches the next event's records (sim.c) while the live
- * state counted here is at least this large: below it, the state stays in
- * the caches and a prefetch would only cost its instructions. */
-#define SIM_PREFETCH_MIN ((uint64_t)8 << 20)
 int sim__mem_check_now(struct sim *sim);
 static inline int sim__mem_check(struct sim *sim)
 {
