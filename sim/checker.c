@@ -121,7 +121,7 @@ void checker_publish(struct checker *c, uint64_t item, uint32_t consumer, int64_
     ck_advance(c, now_us);
     SIM_ASSERT(item == c->nitems);     /* dense ids in publish order */
     SIM_ASSERT(consumer < c->w->nh);
-    SIM_ASSERT(world_hdef(c->w, consumer)->kind == H_CONSUMER);
+    SIM_ASSERT(c->hs[consumer].kind == H_CONSUMER);
     SIM_ASSERT(origin_us >= 0);
     SIM_ASSERT(origin_us <= now_us);
     SIM_ASSERT(c->ncrashes < UINT32_MAX);
@@ -177,7 +177,7 @@ struct checker *checker_new(const struct world *w, enum promise promise)
     c->hs = xmalloc_aligned(64, (w->nh ? w->nh : 1) * sizeof *c->hs);
     for (uint32_t h = 0; h < w->nh; h++) {
         const struct handler_def *hd = world_hdef(w, h);
-        c->hs[h] = (struct ck_h){.wake_us = SIM_NEVER, .tmpl = w->h[h].tmpl, .prod = CK_NIL};
+        c->hs[h] = (struct ck_h){.wake_us = SIM_NEVER, .tmpl = w->h[h].tmpl, .prod = CK_NIL, .kind = (uint8_t)hd->kind};
         if (hd->kind != H_PRODUCER)
             continue;
         c->hs[h].prod = c->nprods++;
@@ -193,7 +193,7 @@ struct checker *checker_new(const struct world *w, enum promise promise)
             continue;
         struct ck_prod *pr = &c->prods[p];
         *pr = (struct ck_prod){.h = h, .leaf = CK_NIL, .rk_due = CK_NIL, .next_due = SIM_NEVER, .prev_due = -1,
-                               .prev_start_us = SIM_NEVER};
+                               .prev_start_us = SIM_NEVER, .committed = PSET_EMPTY, .mutated = PSET_EMPTY};
         const struct schedule *sc = &world_hdef(w, h)->sched;
         if (sc->kind != SCHED_NONE) {
             pr->leaf = k;
@@ -369,6 +369,23 @@ static int units_hold(struct checker *c, const struct checker_run *r, uint32_t t
 static uint32_t group_of(const struct checker *c, uint32_t h)
 {
     return c->promise == PROMISE_WORKFLOW ? c->w->h[h].inst : h;
+}
+
+/* A mutation reads the item and the producer's mutated set (ck_prod's
+ * second line); an end reads the item, the consumer's pending count, the
+ * producer's committed set (its first line) and the run's group. */
+void checker_prefetch(const struct checker *c, uint32_t handler, uint32_t prod, uint32_t item, int mutation)
+{
+    if (item < c->items_hw)
+        __builtin_prefetch(&c->items[item]);
+    if (prod < c->nprods)
+        __builtin_prefetch((const char *)&c->prods[prod] + (mutation ? 64 : 0));
+    if (mutation || handler >= c->w->nh)
+        return;
+    if (item < c->items_hw)
+        __builtin_prefetch(&c->hs[handler]);
+    if (c->ngroups)
+        __builtin_prefetch(&c->groups[group_of(c, handler)]);
 }
 
 /* ---- runs: records ------------------------------------------------------------------ */

@@ -147,6 +147,14 @@ void checker_delivery(struct checker *c, uint32_t handler, uint64_t id, int ok, 
 void checker_finish(struct checker *c, int64_t end_us, struct checker_result *out);
 void checker_result_free(struct checker_result *r);
 
+/* A hint for the memory system from an engine that knows which run's
+ * phase event comes next: the checker's records that event will read.
+ * prod and item are the run's checker_run.prod and, when it took one item,
+ * checker_run.item; mutation: the event applies the run's mutation (else
+ * it ends the run).  A value out of range (UINT32_MAX) names nothing.  It
+ * reads only the checker's own sizes and changes nothing. */
+void checker_prefetch(const struct checker *c, uint32_t handler, uint32_t prod, uint32_t item, int mutation);
+
 /* Bytes the checker holds now (by capacity), for the memory budget; O(1). */
 uint64_t checker_bytes(const struct checker *c);
 /* What a live item and a handler instance cost the checker, about. */

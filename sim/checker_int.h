@@ -41,16 +41,20 @@
  * {lo, lo + step, ..., hi} (step 0: the one value lo == hi).  Values that
  * come in order at a regular spacing (the dues of a schedule) take one
  * progression in all; each irregularity adds one.  The last progression
- * is kept inline (tail), so that the common insert touches nothing else. */
+ * is kept inline (tail) and first, so that the common insert reads and
+ * writes the set's first 24 bytes only (one cache line where the set sits
+ * in ck_prod).  An empty set's tail is PSET_EMPTY's, lo > hi: a set starts
+ * as PSET_EMPTY, not as zeros. */
 struct prog {
     int64_t lo, hi, step;
 };
 struct pset {
-    struct prog tail;              /* the last progression, when has_tail */
+    struct prog tail;              /* the last progression; lo > hi: none (the set is empty) */
     struct prog *v;                /* the ones before it */
     size_t n, cap;
-    int has_tail;
 };
+#define PSET_EMPTY ((struct pset){.tail = {1, 0, 0}})
+static inline int pset_has_tail(const struct pset *s) { return s->tail.lo <= s->tail.hi; }
 /* Adds x; returns 1 if it was already there.  *bytes follows the capacity. */
 int pset_insert(struct pset *s, int64_t x, uint64_t *bytes);
 void pset_free(struct pset *s);
@@ -106,11 +110,13 @@ struct ck_h {
     uint32_t log;                  /* its restart ranges in the record window, 0 = none */
     uint32_t last_point;           /* 1 + the last restart that marked it interrupted, 0 none */
     uint8_t flags;                 /* HS_*; HS_INPUT: new input since its last start */
+    uint8_t kind;                  /* its handler_def's, so that a publish need not read the world */
 };
 
 /* Per producer instance (any producer, scheduled or not): three cache
  * lines (the table is 64-byte aligned), the first holding what a start and
- * a commit touch, the second what a mutation does. */
+ * a commit touch (the committed set's tail), the second what a mutation
+ * does (the mutated set's tail); checker_prefetch counts on this. */
 struct ck_prod {
     _Alignas(64) uint32_t h;
     uint32_t leaf;                 /* leaf in the due tree; CK_NIL if unscheduled */
@@ -125,6 +131,9 @@ struct ck_prod {
     uint32_t *acnt;
     size_t nadue, cadue, cacnt;
 };
+_Static_assert(offsetof(struct ck_prod, committed) + sizeof(struct prog) <= 64, "a commit reads line 1");
+_Static_assert(offsetof(struct ck_prod, mutated) >= 64 && offsetof(struct ck_prod, mutated) + sizeof(struct prog) <= 128,
+               "a mutation reads line 2");
 
 /* A range [lo, hi) of restart indices, in a pooled singly linked list. */
 struct range_node {

@@ -103,10 +103,9 @@ static int pset_insert_array(struct pset *s, int64_t x, uint64_t *bytes)
 
 int pset_insert(struct pset *s, int64_t x, uint64_t *bytes)
 {
-    if (!s->has_tail) {
+    if (!pset_has_tail(s)) {
         SIM_ASSERT(s->n == 0);
         s->tail = (struct prog){x, x, 0};
-        s->has_tail = 1;
         return 0;
     }
     if (x > s->tail.hi) {
@@ -127,7 +126,7 @@ int pset_insert(struct pset *s, int64_t x, uint64_t *bytes)
 void pset_free(struct pset *s)
 {
     free(s->v);
-    *s = (struct pset){0};
+    *s = PSET_EMPTY;
 }
 
 /* ---- id sets ----------------------------------------------------------------------- */

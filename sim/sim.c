@@ -378,8 +378,10 @@ static void setup(struct sim *sim)
  * tells the likely next event (evq_hint) before this one runs, and the loop
  * starts loading its records in two stages: before this event runs, what
  * the next one's kind and a name (its run record, its publish stream);
- * after it, what that run record leads to (its handler's state, the
- * checker's record of the run, the item it took).  One hint serves both
+ * after it, what that run record leads to, by the phase it is in (nothing
+ * more when it is preparing; its mutation reads the checker's record of
+ * the run, of its item and of its producer's mutated dues; its end, also
+ * the handler's state and the engine's item: checker_prefetch).  One hint serves both
  * stages: an event rarely pushes one that comes before the next.  Only a
  * live state larger than the caches is prefetched (SIM_PREFETCH_MIN).
  * These are hints to the memory system only: every address is checked
@@ -402,12 +404,20 @@ static inline __attribute__((always_inline)) void prefetch_next_deps(const struc
     if (kind != EV_PHASE || a >= sim->runs_hw)
         return;
     const struct run_rec *r = &sim->runs[a];
-    if (r->handler < sim->w.nh)
-        __builtin_prefetch(&sim->hs[r->handler]);
-    if (r->active && r->aslot < sim->nactive)
+    if (!r->active || r->phase == PHASE_PREPARING)
+        return; /* its next step reads the run record alone */
+    int mutation = r->phase == PHASE_MUTATING;
+    if (r->aslot < sim->nactive)
         __builtin_prefetch(&sim->active_ck[r->aslot]);
-    if (r->ntaken == 1 && r->tk_slot < sim->items_hw)
+    if (r->handler < sim->w.nh && !mutation) {
+        __builtin_prefetch(&sim->hs[r->handler]);
+        __builtin_prefetch(&sim->inst_runs[r->handler]);
+    }
+    if (r->ntaken == 1 && r->tk_slot < sim->items_hw && !mutation)
         __builtin_prefetch(&sim->items[r->tk_slot]);
+    if (sim->fx.ck)
+        checker_prefetch(sim->fx.ck, r->handler, r->ntaken == 1 ? UINT32_MAX : r->ck_slot,
+                         r->ntaken == 1 ? r->ck_slot : UINT32_MAX, mutation);
 }
 
 static void dispatch(struct sim *sim, const struct evq_event *ev)

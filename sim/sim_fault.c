@@ -63,7 +63,7 @@ static void set_fail(struct handler_state *hs, struct run_rec *r, const struct f
 void sim__draw_failure(struct sim *sim, struct run_rec *r, int has_work)
 {
     struct handler_state *hs = &sim->hs[r->handler];
-    const struct handler_def *hd = world_hdef(&sim->w, r->handler);
+    const struct handler_def *hd = sim__hdef(sim, r->handler);
     if (!has_work && !has_empty_rule(hd))
         return;
     uint32_t u = (uint32_t)rng_below(&hs->fault, 1000000);
@@ -96,7 +96,7 @@ void sim__draw_failure(struct sim *sim, struct run_rec *r, int has_work)
 
 void sim__apply_deadline(struct sim *sim, struct run_rec *r, int64_t d[3])
 {
-    const struct handler_def *hd = world_hdef(&sim->w, r->handler);
+    const struct handler_def *hd = sim__hdef(sim, r->handler);
     if (!hd->deadline_us)
         return;
     static const enum run_phase phase_of[3] = {PHASE_PREPARING, PHASE_MUTATING, PHASE_EMITTING};

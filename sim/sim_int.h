@@ -232,7 +232,8 @@ struct run_rec {
     int64_t end_us, start_us;
     uint32_t handler, ntaken;
     uint32_t aslot;                /* while active: its index in sim.active; free: the next free slot */
-    uint32_t unused;
+    uint32_t ck_slot;              /* the checker's slot of its item (ntaken == 1) or its producer
+                                      index (checker_run), for prefetching only */
     uint8_t phase, active, outcome, fail, mutated, fail_phase, mut_if_fail;
     uint8_t in_hook;               /* its on_run_end is running */
     /* line 2: its start, its end, and what policies ask */
@@ -479,6 +480,13 @@ static inline const struct handler_def *sim__hdef(const struct sim *sim, uint32_
 {
     const struct handler_state *hs = &sim->hs[h];
     return &sim->scn->wfs[hs->wf].handlers[hs->hidx];
+}
+
+/* Handler h's template, from its state (world.h has it too). */
+static inline uint32_t sim__tmpl(const struct sim *sim, uint32_t h)
+{
+    const struct handler_state *hs = &sim->hs[h];
+    return sim->w.wf_first_tmpl[hs->wf] + hs->hidx;
 }
 
 /* sim_load.c.  An item leaves the pending set (ITEM_DONE or ITEM_DROPPED):

@@ -406,6 +406,8 @@ uint64_t sim_run_start(struct sim *sim, const struct run_req *rq)
                                                   .resume_of = rq->resume_of,
                                                   .taken = r->ntaken ? run_taken_ids(r) : NULL,
                                                   .ntaken = r->ntaken, .ck = &sim->active_ck[r->aslot]});
+    const struct checker_run *ck = &sim->active_ck[r->aslot];
+    sim->runs[slot].ck_slot = r->ntaken == 1 ? ck->item : ck->prod;
     busy_guard(sim, rq->handler, has_work);
     livelock_per_handler(sim, rq->handler);
     sim->hs[rq->handler].active++;
@@ -463,7 +465,7 @@ static void commit(struct sim *sim, uint32_t slot)
             sim__publish(sim, t, src_at(sb, k)->t_us, src_at(sb, k)->key, origin);
         sim__src_trim(sim, sb, sim->hs[h].src_cursor);
     }
-    uint32_t origin = sim__origin_emit(sim, sim->w.h[h].tmpl);
+    uint32_t origin = sim__origin_emit(sim, sim__tmpl(sim, h));
     for (uint32_t k = 0; k < hd->emit_n; k++)
         sim__publish(sim, t, sim->now_us, (uint32_t)(id * 64 + k), origin);
 }

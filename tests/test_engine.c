@@ -146,8 +146,10 @@ static void test_prefetch_changes_nothing(void **state)
     struct scenario *s = parse("horizon 2h\ndrain 10m\nworkflow wf x 8000\n"
                                "  producer fetch every 10m runs uniform(1s,3s) source feed\n"
                                "  consumer handle subscribe feed fifo runs exp(2s)\n"
-                               "source feed poisson 6/h\ncrash host at 1h for 5m\n");
-    static const char *const pols[] = {"oracle", "heartbeat", "pgqueue"};
+                               "source feed poisson 6/h\ncrash host at 1h for 5m\n"
+                               "fail wf.handle transient 5%\nfail wf.fetch indeterminate 2%\n");
+    /* One policy per checker promise: none, workflow, unit, handler. */
+    static const char *const pols[] = {"oracle", "heartbeat", "pgqueue", "poll"};
     for (size_t i = 0; i < sizeof pols / sizeof *pols; i++) {
         const struct policy_ops *ops = policy_find(pols[i]);
         assert_non_null(ops);
