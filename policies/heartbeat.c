@@ -722,6 +722,7 @@ static struct policy *heartbeat_create(struct sim *sim, void *durable, const str
         }
         sim_jobs_init(sim, &p->d->dq);
     }
+    sim_declare_rows(sim, p->d->jobs, sizeof *p->d->jobs);
     return p;
 }
 

@@ -390,6 +390,7 @@ static struct policy *interval_create(struct sim *sim, void *durable, const stru
     }
     if (!p->d->s)
         state_init(p, sim_now(sim));
+    sim_declare_rows(sim, p->d->s, sizeof *p->d->s);
     return p;
 }
 

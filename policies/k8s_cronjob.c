@@ -381,6 +381,8 @@ static struct policy *kc_create(struct sim *sim, void *durable, const struct par
         for (uint32_t h = 0; h < p->t->nh; h++)
             d->cj[h] = (struct kc_cj){.last_sched = -1};
     }
+    sim_declare_rows(sim, d->cj, sizeof *d->cj);
+    sim_declare_rows(sim, p->sync_alarm, sizeof *p->sync_alarm);
     return p;
 }
 

@@ -181,6 +181,8 @@ static struct policy *oracle_create(struct sim *sim, void *durable, const struct
             p->d->h[h].next_due = sim_sched_next(sim, h, 0, 1);
         }
     }
+    sim_declare_rows(sim, p->d->h, sizeof *p->d->h);
+    sim_declare_rows(sim, p->timer, sizeof *p->timer);
     return p;
 }
 

@@ -511,6 +511,8 @@ static struct policy *pq_create(struct sim *sim, void *durable, const struct par
         for (uint32_t h = 0; h < p->t->nh; h++)
             d->cron_last[h] = -1;
     }
+    sim_declare_rows(sim, d->cron_last, sizeof *d->cron_last);
+    sim_declare_rows(sim, p->cron_alarm, sizeof *p->cron_alarm);
     return p;
 }
 

@@ -63,6 +63,7 @@ static struct policy *poll_create(struct sim *sim, void *durable, const struct p
         for (uint32_t h = 0; h < p->t->nh; h++)
             p->d->next_due[h] = sim_sched_next(sim, h, 0, 1);
     }
+    sim_declare_rows(sim, p->d->next_due, sizeof *p->d->next_due);
     return p;
 }
 

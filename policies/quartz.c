@@ -519,6 +519,7 @@ static struct policy *qz_create(struct sim *sim, void *durable, const struct par
             tx(p, d->own[h])->anchor = first;
         }
     }
+    sim_declare_rows(sim, d->own, sizeof *d->own);
     return p;
 }
 

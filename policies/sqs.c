@@ -435,6 +435,8 @@ static struct policy *sq_create(struct sim *sim, void *durable, const struct par
         for (uint32_t h = 0; h < p->t->nh; h++)
             d->sent[h] = -1;
     }
+    sim_declare_rows(sim, d->sent, sizeof *d->sent);
+    sim_declare_rows(sim, p->send_alarm, sizeof *p->send_alarm);
     return p;
 }
 

@@ -233,6 +233,8 @@ static struct policy *st_create(struct sim *sim, void *durable, const struct par
         for (uint32_t h = 0; h < p->t->nh; h++)
             d->stamp[h] = -1;
     }
+    sim_declare_rows(sim, p->tm, sizeof *p->tm);
+    sim_declare_rows(sim, d->stamp, sizeof *d->stamp);
     return p;
 }
 

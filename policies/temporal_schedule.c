@@ -395,6 +395,8 @@ static struct policy *tp_create(struct sim *sim, void *durable, const struct par
         for (uint32_t h = 0; h < p->t->nh; h++)
             d->s[h] = (struct tp_sched){.last_nominal = -1, .open = NONE};
     }
+    sim_declare_rows(sim, d->s, sizeof *d->s);
+    sim_declare_rows(sim, p->sched_alarm, sizeof *p->sched_alarm);
     return p;
 }
 

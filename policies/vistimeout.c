@@ -745,6 +745,7 @@ static struct policy *vt_create(struct sim *sim, void *durable, const struct par
             d->last_fired[sid] = -1;
         }
     }
+    sim_declare_rows(sim, d->pend, sizeof *d->pend);
     return p;
 }
 

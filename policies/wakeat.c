@@ -87,13 +87,24 @@ struct wk_wf {
     uint64_t retry_row, sleep_row; /* rows in wk_durable.rows */
 };
 
+/* A handler's durable state, one row per handler instance. */
+struct wk_hrow {
+    int64_t next_run_at;           /* producers */
+    int64_t wake_at;               /* consumers, SIM_NEVER none */
+    uint64_t row;                  /* its row in wk_durable.rows */
+};
+
+/* A handler's volatile scheduler state. */
+struct wk_vrow {
+    int64_t queued_due;            /* producers: the nominal instant the queued trigger serves, -1 none */
+    uint8_t dirty, queued, manual, woken;
+};
+
 struct wk_durable {
     int inited;
     uint32_t incarnation;          /* bumped at every create: the host alarm's arg names its incarnation */
     struct jobtab rows;            /* timed rows, durable allocator */
-    int64_t *next_run_at;          /* [nh] producers */
-    int64_t *wake_at;              /* [nh] consumers, SIM_NEVER none */
-    uint64_t *row;                 /* [nh] each handler's row */
+    struct wk_hrow *h;             /* [nh] */
     struct wk_wf *wf;              /* [ninst] */
 };
 
@@ -112,9 +123,7 @@ struct policy {
     int anchor_commit, host_scope, check_at_start, recheck_now, by_declaration, block, reset_on_change;
     uint32_t autofix_max;
     struct backoff bo;
-    /* volatile scheduler state, [nh] */
-    uint8_t *dirty, *queued, *manual, *woken;
-    int64_t *queued_due;           /* producers: the nominal instant the queued trigger serves, -1 none */
+    struct wk_vrow *v;             /* [nh] volatile scheduler state */
     /* workflows to re-examine */
     uint32_t *kick;
     uint8_t *kick_mark;            /* [ninst] */
@@ -216,20 +225,20 @@ static void kick_add(struct policy *p, uint32_t inst)
  * queued) and move next_run_at to the schedule's next instant after now. */
 static void producer_fire(struct policy *p, uint32_t h, int64_t now_us)
 {
-    int64_t d = p->d->next_run_at[h];
+    int64_t d = p->d->h[h].next_run_at;
     /* The deploy-time run serves the schedule's instant only if one falls
      * exactly there. */
     int64_t nominal = sim_sched_next(p->sim, h, d, 1) == d ? d : -1;
-    if (!p->queued[h] || p->queued_due[h] < 0)
-        p->queued_due[h] = nominal;
-    p->queued[h] = 1;
+    if (!p->v[h].queued || p->v[h].queued_due < 0)
+        p->v[h].queued_due = nominal;
+    p->v[h].queued = 1;
     if (p->anchor_commit) {
         /* next_run_at stays as it is (a crash finds it due) until the
          * run commits; the row only leaves the index. */
-        row_set(p, p->d->row[h], SIM_NEVER);
+        row_set(p, p->d->h[h].row, SIM_NEVER);
     } else {
-        p->d->next_run_at[h] = sim_sched_next(p->sim, h, now_us, 0);
-        row_set(p, p->d->row[h], p->d->next_run_at[h]);
+        p->d->h[h].next_run_at = sim_sched_next(p->sim, h, now_us, 0);
+        row_set(p, p->d->h[h].row, p->d->h[h].next_run_at);
     }
     kick_add(p, inst_of(p, h));
 }
@@ -244,8 +253,8 @@ static void producer_committed(struct policy *p, uint32_t h, int64_t now_us)
                                                                : sim_sched_next(p->sim, h, now_us, 0);
     if (next >= sim_horizon(p->sim))
         next = SIM_NEVER;
-    p->d->next_run_at[h] = next;
-    row_set(p, p->d->row[h], next);
+    p->d->h[h].next_run_at = next;
+    row_set(p, p->d->h[h].row, next);
 }
 
 /* Takes every row that is due by now out of the index and acts on it. */
@@ -272,7 +281,7 @@ static void rows_fire(struct policy *p, int64_t now_us)
             SIM_ASSERT(kind == ROW_SLEEP);
             for (uint32_t h = p->t->inst_first_h[x]; h < p->t->inst_first_h[x + 1]; h++)
                 if (is_consumer(p, h))
-                    p->woken[h] = 1;
+                    p->v[h].woken = 1;
             kick_add(p, x);
         }
     }
@@ -351,9 +360,9 @@ static void continue_held(struct policy *p, uint32_t inst)
         return;
     if (!is_consumer(p, ri.handler)) {
         /* It serves its queued trigger too (coalesced). */
-        p->queued[ri.handler] = 0;
-        p->manual[ri.handler] = 0;
-        p->queued_due[ri.handler] = -1;
+        p->v[ri.handler].queued = 0;
+        p->v[ri.handler].manual = 0;
+        p->v[ri.handler].queued_due = -1;
     }
     wf->state = WF_READY;
     wf->why = WHY_NONE;
@@ -363,9 +372,9 @@ static void continue_held(struct policy *p, uint32_t inst)
 
 static int consumer_runnable(const struct policy *p, uint32_t h, int64_t now_us)
 {
-    if (p->dirty[h] || p->queued[h])
+    if (p->v[h].dirty || p->v[h].queued)
         return 1;
-    if (p->per_workflow ? p->woken[h] : p->d->wake_at[h] <= now_us)
+    if (p->per_workflow ? p->v[h].woken : p->d->h[h].wake_at <= now_us)
         return 1;
     if (p->scope == SCOPE_NONE)
         return 0;
@@ -397,7 +406,7 @@ static uint32_t pick_consumer(const struct policy *p, uint32_t inst, int64_t now
 static uint32_t pick_producer(const struct policy *p, uint32_t inst)
 {
     for (uint32_t h = p->t->inst_first_h[inst]; h < p->t->inst_first_h[inst + 1]; h++)
-        if (!is_consumer(p, h) && p->queued[h])
+        if (!is_consumer(p, h) && p->v[h].queued)
             return h;
     return UINT32_MAX;
 }
@@ -406,9 +415,9 @@ static void start_consumer(struct policy *p, uint32_t inst, uint32_t h, int64_t 
 {
     struct run_req rq = RUN_REQ_INIT;
     rq.handler = h;
-    if (p->dirty[h] || p->queued[h])
+    if (p->v[h].dirty || p->v[h].queued)
         rq.reason = REASON_EVENT;
-    else if (p->per_workflow ? p->woken[h] : p->d->wake_at[h] <= now_us)
+    else if (p->per_workflow ? p->v[h].woken : p->d->h[h].wake_at <= now_us)
         rq.reason = REASON_WAKE;
     else
         rq.reason = REASON_OTHER; /* pending events only (pending_scope) */
@@ -416,21 +425,21 @@ static void start_consumer(struct policy *p, uint32_t inst, uint32_t h, int64_t 
      * stays until the commit. */
     if (!run_begin(p, inst, &rq))
         return;
-    p->queued[h] = 0;
-    p->woken[h] = 0;
+    p->v[h].queued = 0;
+    p->v[h].woken = 0;
 }
 
 static void start_producer(struct policy *p, uint32_t inst, uint32_t h)
 {
     struct run_req rq = RUN_REQ_INIT;
     rq.handler = h;
-    rq.reason = p->manual[h] ? REASON_MANUAL : REASON_SCHEDULE;
-    rq.due_us = p->queued_due[h];
+    rq.reason = p->v[h].manual ? REASON_MANUAL : REASON_SCHEDULE;
+    rq.due_us = p->v[h].queued_due;
     if (!run_begin(p, inst, &rq))
         return;
-    p->queued[h] = 0;
-    p->manual[h] = 0;
-    p->queued_due[h] = -1;
+    p->v[h].queued = 0;
+    p->v[h].manual = 0;
+    p->v[h].queued_due = -1;
 }
 
 /* An idle workflow starts its next run, if it has one. */
@@ -544,8 +553,8 @@ static void record_wake(struct policy *p, uint32_t h, int64_t wake_us, int64_t s
         row_set(p, wf->sleep_row, v);
         return;
     }
-    p->d->wake_at[h] = v;
-    row_set(p, p->d->row[h], v);
+    p->d->h[h].wake_at = v;
+    row_set(p, p->d->h[h].row, v);
 }
 
 /* --- hooks ---------------------------------------------------------------------------- */
@@ -581,13 +590,9 @@ static struct policy *wakeat_create(struct sim *sim, void *durable, const struct
     p->reset_on_change = params_get(ps, "change") == 1;
 
     uint32_t nh = p->t->nh ? p->t->nh : 1, ni = p->t->ninst ? p->t->ninst : 1;
-    p->dirty = xcalloc(nh, 1);
-    p->queued = xcalloc(nh, 1);
-    p->manual = xcalloc(nh, 1);
-    p->woken = xcalloc(nh, 1);
-    p->queued_due = xcalloc(nh, sizeof *p->queued_due);
+    p->v = xcalloc(nh, sizeof *p->v);
     for (uint32_t h = 0; h < p->t->nh; h++)
-        p->queued_due[h] = -1;
+        p->v[h].queued_due = -1;
     p->kick = xcalloc(ni, sizeof *p->kick);
     p->kick_mark = xcalloc(ni, 1);
 
@@ -598,18 +603,16 @@ static struct policy *wakeat_create(struct sim *sim, void *durable, const struct
         /* Deploy: every producer's next_run_at is now (001 "Initial State"). */
         d->inited = 1;
         sim_jobs_init(sim, &d->rows);
-        d->next_run_at = sim_dalloc(sim, nh * sizeof *d->next_run_at);
-        d->wake_at = sim_dalloc(sim, nh * sizeof *d->wake_at);
-        d->row = sim_dalloc(sim, nh * sizeof *d->row);
+        d->h = sim_dalloc(sim, nh * sizeof *d->h);
         d->wf = sim_dalloc(sim, ni * sizeof *d->wf);
         for (uint32_t h = 0; h < p->t->nh; h++) {
             int prod = !is_consumer(p, h);
-            d->next_run_at[h] = prod ? 0 : SIM_NEVER;
-            d->wake_at[h] = SIM_NEVER;
+            d->h[h].next_run_at = prod ? 0 : SIM_NEVER;
+            d->h[h].wake_at = SIM_NEVER;
             struct job j = {.handler = h, .status = prod ? JOB_PENDING : JOB_COMPLETED,
                             .available_us = prod ? 0 : SIM_NEVER, .due_us = -1, .item = UINT64_MAX,
                             .tag = prod ? ROW_PRODUCER : ROW_WAKE};
-            d->row[h] = jobs_add(&d->rows, &j);
+            d->h[h].row = jobs_add(&d->rows, &j);
         }
         for (uint32_t i = 0; i < p->t->ninst; i++) {
             struct wk_wf *wf = &d->wf[i];
@@ -622,16 +625,14 @@ static struct policy *wakeat_create(struct sim *sim, void *durable, const struct
             wf->sleep_row = jobs_add(&d->rows, &j);
         }
     }
+    sim_declare_rows(sim, d->h, sizeof *d->h);
+    sim_declare_rows(sim, p->v, sizeof *p->v);
     return p;
 }
 
 static void wakeat_destroy(struct policy *p)
 {
-    free(p->dirty);
-    free(p->queued);
-    free(p->manual);
-    free(p->woken);
-    free(p->queued_due);
+    free(p->v);
     free(p->kick);
     free(p->kick_mark);
     free(p);
@@ -647,8 +648,8 @@ static void wakeat_start(struct policy *p, int restart, int64_t now_us)
     if (restart && p->anchor_commit) {
         /* A producer whose run never committed is due at its old time. */
         for (uint32_t h = 0; h < w->nh; h++)
-            if (!is_consumer(p, h) && p->d->next_run_at[h] != SIM_NEVER)
-                row_set(p, p->d->row[h], p->d->next_run_at[h]);
+            if (!is_consumer(p, h) && p->d->h[h].next_run_at != SIM_NEVER)
+                row_set(p, p->d->h[h].row, p->d->h[h].next_run_at);
     }
     for (uint32_t i = 0; i < w->ninst; i++) {
         struct wk_wf *wf = &p->d->wf[i];
@@ -668,7 +669,7 @@ static void wakeat_start(struct policy *p, int restart, int64_t now_us)
         }
         if (restart && p->per_workflow && wf->sleep_until <= now_us)
             for (uint32_t h = w->inst_first_h[i]; h < w->inst_first_h[i + 1]; h++)
-                p->woken[h] = is_consumer(p, h);
+                p->v[h].woken = is_consumer(p, h);
         kick_add(p, i);
     }
     for (uint32_t h = 0; h < w->nh; h++) {
@@ -676,7 +677,7 @@ static void wakeat_start(struct policy *p, int restart, int64_t now_us)
             continue;
         /* Deploy: every consumer dirty (001 "Initial State"); restart: those
          * with pending events (or all, as built). */
-        p->dirty[h] = !restart || p->recover_all || sim_pending_count(p->sim, h) > 0;
+        p->v[h].dirty = !restart || p->recover_all || sim_pending_count(p->sim, h) > 0;
     }
     /* Producers past next_run_at are queued; wakeAt rows need nothing. */
     rows_fire(p, now_us);
@@ -694,9 +695,9 @@ static void wakeat_on_publish(struct policy *p, uint32_t h, uint64_t item, int64
         running = ri.handler == h;
     }
     if (running)
-        p->queued[h] = 1;
+        p->v[h].queued = 1;
     else
-        p->dirty[h] = 1;
+        p->v[h].dirty = 1;
     kick_add(p, inst);
     hook_end(p, now_us);
 }
@@ -726,7 +727,7 @@ static void wakeat_on_run_end(struct policy *p, const struct run_result *r, int6
         if (!ri.resume_of && (committed || r->phase > PHASE_PREPARING))
             record_wake(p, h, r->wake_us, r->start_us);
         if (committed && (!p->dirty_if_empty || r->ntaken == 0))
-            p->dirty[h] = 0;
+            p->v[h].dirty = 0;
     }
     if (committed) {
         wf->attempts = 0;
@@ -803,11 +804,11 @@ static void wakeat_on_trigger(struct policy *p, uint32_t inst, int64_t now_us)
     for (uint32_t h = p->t->inst_first_h[inst]; h < p->t->inst_first_h[inst + 1]; h++) {
         if (is_consumer(p, h))
             continue;
-        if (!p->queued[h]) {
-            p->queued_due[h] = -1;
-            p->manual[h] = 1;
+        if (!p->v[h].queued) {
+            p->v[h].queued_due = -1;
+            p->v[h].manual = 1;
         }
-        p->queued[h] = 1;
+        p->v[h].queued = 1;
     }
     kick_add(p, inst);
     hook_end(p, now_us);
@@ -819,16 +820,16 @@ static void wakeat_on_schedule_change(struct policy *p, uint32_t h, int64_t now_
 {
     struct sim_sched_info si;
     sim_sched_info(p->sim, h, &si);
-    int64_t was = p->d->next_run_at[h], next;
+    int64_t was = p->d->h[h].next_run_at, next;
     if (si.disabled)
         next = SIM_NEVER;
     else if (p->reset_on_change && was != SIM_NEVER)
         next = now_us;
     else
         next = sim_sched_next(p->sim, h, now_us, 1);
-    p->d->next_run_at[h] = next;
-    if (!(p->anchor_commit && p->queued[h]))
-        row_set(p, p->d->row[h], next);
+    p->d->h[h].next_run_at = next;
+    if (!(p->anchor_commit && p->v[h].queued))
+        row_set(p, p->d->h[h].row, next);
     hook_end(p, now_us);
 }
 
@@ -844,13 +845,13 @@ static void wakeat_on_trigger_ex(struct policy *p, const struct sim_trigger *t, 
         return;
     uint32_t h = t->handler;
     if (is_consumer(p, h)) {
-        p->dirty[h] = 1;
+        p->v[h].dirty = 1;
     } else {
-        if (!p->queued[h]) {
-            p->queued_due[h] = -1;
-            p->manual[h] = 1;
+        if (!p->v[h].queued) {
+            p->v[h].queued_due = -1;
+            p->v[h].manual = 1;
         }
-        p->queued[h] = 1;
+        p->v[h].queued = 1;
     }
     kick_add(p, t->inst);
     hook_end(p, now_us);

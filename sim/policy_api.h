@@ -235,6 +235,18 @@ void sim_jobs_init(struct sim *sim, struct jobtab *t);
  * again after a host crash declares the same pool again). */
 void sim_declare_pool(struct sim *sim, uint64_t n);
 
+/* A policy that keeps a row per handler instance in an array (row h at
+ * base + h * size) may say so at create, for up to SIM_ROW_ARRAYS arrays:
+ * in a large fleet the engine then starts loading row h from memory while
+ * the event before the end of one of h's runs (its on_run_end) still
+ * runs.  It is a hint to the memory system only: the engine never reads
+ * or writes the rows, and a policy that says nothing behaves the same.
+ * The declarations die with the incarnation that made them, as handles
+ * do (a policy made again after a crash says so again); more than
+ * SIM_ROW_ARRAYS, or a size of 0, are ignored. */
+#define SIM_ROW_ARRAYS 4
+void sim_declare_rows(struct sim *sim, const void *base, size_t size);
+
 /* --- waking the host ---------------------------------------------------------
  * Three ways, all of which vanish at a host crash and at a graceful stop
  * and deliver on_timer(tag, arg).

@@ -139,6 +139,13 @@ void sim_declare_pool(struct sim *sim, uint64_t n)
     sim->timer_limit = timer_limit(sim);
 }
 
+void sim_declare_rows(struct sim *sim, const void *base, size_t size)
+{
+    if (!base || !size || sim->nrow_arrays == SIM_ROW_ARRAYS)
+        return;
+    sim->row_arrays[sim->nrow_arrays++] = (struct row_array){(const char *)base, size};
+}
+
 sim_timer sim_timer_at(struct sim *sim, int64_t at_us, uint32_t tag, uint64_t arg)
 {
     SIM_ASSERT(at_us >= sim->now_us);
@@ -412,6 +419,11 @@ static inline __attribute__((always_inline)) void prefetch_next_deps(const struc
     if (r->handler < sim->w.nh && !mutation) {
         __builtin_prefetch(&sim->hs[r->handler]);
         __builtin_prefetch(&sim->inst_runs[r->handler]);
+        for (uint32_t k = 0; k < sim->nrow_arrays; k++) {
+            const char *row = sim->row_arrays[k].base + (size_t)r->handler * sim->row_arrays[k].size;
+            __builtin_prefetch(row);
+            __builtin_prefetch(row + sim->row_arrays[k].size - 1); /* a row across two lines */
+        }
     }
     if (r->ntaken == 1 && r->tk_slot < sim->items_hw && !mutation)
         __builtin_prefetch(&sim->items[r->tk_slot]);
@@ -606,6 +618,7 @@ void sim_run(const struct scenario *s, const struct policy_ops *ops, const struc
         sim__tickers_stop_all(sim);
         sim->ops->destroy(sim->pol);
         sim->pol = NULL;
+        sim->nrow_arrays = 0;
         sim->host_up = 0;
         sim->accepting = 0;
     }

@@ -48,6 +48,7 @@ static void host_down(struct sim *sim, enum run_outcome out)
     sim->epoch++;      /* and so are timers it set while stopping */
     sim->ops->destroy(sim->pol);
     sim->pol = NULL;
+    sim->nrow_arrays = 0; /* its declarations went with it */
     if (sim->ops->items_volatile) {
         /* Items that lived only in the policy's memory are gone. */
         for (uint32_t h = 0; h < sim->w.nh; h++) {

@@ -347,6 +347,11 @@ struct sim {
     uint64_t same_instant;         /* timers, ticks, alarms at this instant since a run or publish */
     uint64_t timer_limit;          /* SIM_LIVELOCK_TIMERS, or 4 per handler instance; + 4 per pool worker */
     uint64_t pool_n;               /* the largest pool declared (sim_declare_pool) */
+    struct row_array {
+        const char *base;
+        size_t size;
+    } row_arrays[SIM_ROW_ARRAYS];  /* the policy's per-handler rows (sim_declare_rows), for prefetching */
+    uint32_t nrow_arrays;
     struct inst_runs *inst_runs;   /* [nh] the livelock rule per handler (sim_runs.c) */
 
     struct item_slot *items;       /* live items; free slots chained by next */
