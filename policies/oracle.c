@@ -183,6 +183,8 @@ static struct policy *oracle_create(struct sim *sim, void *durable, const struct
     }
     sim_declare_rows(sim, p->d->h, sizeof *p->d->h);
     sim_declare_rows(sim, p->timer, sizeof *p->timer);
+    sim_declare_handler_tag(sim, T_PRODUCER);
+    sim_declare_handler_tag(sim, T_CONSUMER);
     return p;
 }
 

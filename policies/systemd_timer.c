@@ -234,6 +234,7 @@ static struct policy *st_create(struct sim *sim, void *durable, const struct par
             d->stamp[h] = -1;
     }
     sim_declare_rows(sim, p->tm, sizeof *p->tm);
+    sim_declare_handler_tag(sim, T_ELAPSE);
     sim_declare_rows(sim, d->stamp, sizeof *d->stamp);
     return p;
 }

@@ -371,18 +371,19 @@ static uint32_t group_of(const struct checker *c, uint32_t h)
     return c->promise == PROMISE_WORKFLOW ? c->w->h[h].inst : h;
 }
 
-/* A mutation reads the item and the producer's mutated set (ck_prod's
- * second line); an end reads the item, the consumer's pending count, the
- * producer's committed set (its first line) and the run's group. */
-void checker_prefetch(const struct checker *c, uint32_t handler, uint32_t prod, uint32_t item, int mutation)
+/* A start reads the handler's record and its group; a mutation, the item
+ * and the producer's mutated set (ck_prod's second line); an end, the item,
+ * the consumer's pending count, the producer's committed set (its first
+ * line) and the run's group. */
+void checker_prefetch(const struct checker *c, uint32_t handler, uint32_t prod, uint32_t item, enum ck_prefetch what)
 {
     if (item < c->items_hw)
         __builtin_prefetch(&c->items[item]);
     if (prod < c->nprods)
-        __builtin_prefetch((const char *)&c->prods[prod] + (mutation ? 64 : 0));
-    if (mutation || handler >= c->w->nh)
+        __builtin_prefetch((const char *)&c->prods[prod] + (what == CK_PREFETCH_MUTATION ? 64 : 0));
+    if (what == CK_PREFETCH_MUTATION || handler >= c->w->nh)
         return;
-    if (item < c->items_hw)
+    if (item < c->items_hw || what == CK_PREFETCH_START)
         __builtin_prefetch(&c->hs[handler]);
     if (c->ngroups)
         __builtin_prefetch(&c->groups[group_of(c, handler)]);

@@ -150,10 +150,12 @@ void checker_result_free(struct checker_result *r);
 /* A hint for the memory system from an engine that knows which run's
  * phase event comes next: the checker's records that event will read.
  * prod and item are the run's checker_run.prod and, when it took one item,
- * checker_run.item; mutation: the event applies the run's mutation (else
- * it ends the run).  A value out of range (UINT32_MAX) names nothing.  It
+ * checker_run.item; what: the event starts a run of the handler, applies
+ * the run's mutation, or ends the run.  A value out of range (UINT32_MAX)
+ * names nothing.  It
  * reads only the checker's own sizes and changes nothing. */
-void checker_prefetch(const struct checker *c, uint32_t handler, uint32_t prod, uint32_t item, int mutation);
+enum ck_prefetch { CK_PREFETCH_START, CK_PREFETCH_MUTATION, CK_PREFETCH_END };
+void checker_prefetch(const struct checker *c, uint32_t handler, uint32_t prod, uint32_t item, enum ck_prefetch what);
 
 /* Bytes the checker holds now (by capacity), for the memory budget; O(1). */
 uint64_t checker_bytes(const struct checker *c);

@@ -40,6 +40,7 @@ struct conrun *conrun_create(struct sim *sim, const struct conrun_cfg *cfg)
         cr->h[h] = (struct cr_row){.retry_at = SIM_NEVER, .wake_at = SIM_NEVER,
                                    .alarm = cr->t->h_kind[h] == H_CONSUMER ? sim_alarm_new(sim, cfg->tag, h) : -1};
     sim_declare_rows(sim, cr->h, sizeof *cr->h);
+    sim_declare_handler_tag(sim, cfg->tag);
     return cr;
 }
 

@@ -20,7 +20,7 @@
  * minimum reach bucket 0 in seq order, and bucket 0 is popped from the front.
  *
  * Bucket entries are 16 bytes (key, slot index, and a hint: the low bits of
- * the event's kind and a, for evq_hint) so that spreading streams through
+ * the event's kind and a, for evq_hints) so that spreading streams through
  * memory; the payload lives in a slot pool with a free list.  A slot
  * has a generation that goes up whenever its event stops being pending, and a
  * handle is (generation << 32 | slot index + 1), so old handles go stale.
@@ -55,7 +55,7 @@
 /* Emptied buckets with room for more entries than this release it. */
 #define EVQ_BUCKET_KEEP 16384
 
-/* How many entries of the lowest bucket evq_hint looks at. */
+/* How many entries of the lowest bucket evq_hints looks at. */
 #define HINT_LOOK 32
 /* An entry's hint: the low HINT_KIND_BITS of the event's kind above the
  * low bits of its a. */
@@ -389,29 +389,47 @@ int evq_pop(struct evq *q, struct evq_event *out)
     }
 }
 
-int evq_hint(const struct evq *q, uint32_t *kind, uint32_t *a)
+int evq_hints(const struct evq *q, struct evq_hint *h, int n)
 {
+    const struct evq_entry *e[EVQ_HINTS];
+    int k = 0;
+    if (n > EVQ_HINTS)
+        n = EVQ_HINTS;
+    /* Bucket 0 is popped from the front, in order. */
     const struct evq_bucket *b0 = &q->bk[0];
-    const struct evq_entry *e;
-    if (q->head0 < b0->len) {
-        e = &b0->v[q->head0];
-    } else if (q->mask) {
-        /* The lowest non-empty bucket holds the next event, at its least
-         * key; right after a spread it is small, so a short look finds it
-         * (past HINT_LOOK entries the hint may be wrong, never unsafe). */
+    for (size_t i = q->head0; i < b0->len && k < n; i++)
+        e[k++] = &b0->v[i];
+    if (k < n && q->mask) {
+        /* Then the lowest non-empty bucket, from its least key; right after
+         * a spread it is small, so a short look finds the least two (past
+         * HINT_LOOK entries a hint may be wrong, never unsafe).  Entries of
+         * one key lie in seq order, so the first of them pops first. */
         const struct evq_bucket *bk = &q->bk[__builtin_ctzll(q->mask) + 1];
-        size_t n = bk->len < HINT_LOOK ? bk->len : HINT_LOOK;
-        e = &bk->v[0];
-        for (size_t k = 1; k < n && e->key != bk->min; k++)
-            if (bk->v[k].key < e->key)
-                e = &bk->v[k];
-    } else {
-        return 0;
+        size_t len = bk->len < HINT_LOOK ? bk->len : HINT_LOOK;
+        const struct evq_entry *first = &bk->v[0], *second = NULL;
+        for (size_t j = 1; j < len; j++) {
+            const struct evq_entry *x = &bk->v[j];
+            if (x->key < first->key) {
+                second = first;
+                first = x;
+            } else if (!second || x->key < second->key) {
+                second = x;
+            }
+        }
+        e[k++] = first;
+        if (k < n && second)
+            e[k++] = second;
     }
-    __builtin_prefetch(&q->slots[e->slot]);
-    *kind = e->hint >> (32 - HINT_KIND_BITS);
-    *a = e->hint & HINT_A_MASK;
-    return 1;
+    for (int i = 0; i < k; i++) {
+        __builtin_prefetch(&q->slots[e[i]->slot]);
+        h[i] = (struct evq_hint){e[i]->hint >> (32 - HINT_KIND_BITS), e[i]->hint & HINT_A_MASK, e[i]->slot};
+    }
+    return k;
+}
+
+uint64_t evq_hint_b(const struct evq *q, const struct evq_hint *h)
+{
+    return h->slot < q->nslots ? q->slots[h->slot].b : 0;
 }
 
 int64_t evq_peek_time(struct evq *q)

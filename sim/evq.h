@@ -70,15 +70,24 @@ int evq_pop(struct evq *q, struct evq_event *out);
  * advance evq_now; non-const because it may sweep out tombstones. */
 int64_t evq_peek_time(struct evq *q);
 
-/* A hint for prefetching, which changes nothing in q or in what it pops:
- * the event the next pop most likely returns.  That is the earliest one
- * pending now unless a push or a cancel comes first, or unless more than 32
- * events lie in the lowest band of times (it looks at 32 of them only, so
- * that a hint costs O(1)).  Returns 1 with the low 4 bits of its kind and
- * the low 28 bits of its a, read from the queue's index, and starts loading
- * the rest of its payload; 0 when the queue is empty.  The event may have
- * been cancelled. */
-int evq_hint(const struct evq *q, uint32_t *kind, uint32_t *a);
+/* Hints for prefetching, which change nothing in q or in what it pops: the
+ * events the next n pops most likely return (n <= EVQ_HINTS), in order.
+ * Those are the earliest ones pending now unless a push or a cancel comes
+ * first, or unless more than 32 events lie in the lowest band of times (it
+ * looks at 32 of them only, so that a hint costs O(1)).  Fills h[0..k) with
+ * the low 4 bits of each one's kind and the low 28 bits of its a, read from
+ * the queue's index, starts loading the rest of their payloads, and returns
+ * k (fewer than n when fewer are pending; 0 when the queue is empty).  An
+ * event named may have been cancelled. */
+#define EVQ_HINTS 2
+struct evq_hint {
+    uint32_t kind, a;
+    uint32_t slot;                 /* where its payload is (evq_hint_b) */
+};
+int evq_hints(const struct evq *q, struct evq_hint *h, int n);
+/* The b of a hinted event's payload, which evq_hints started loading; 0
+ * for a payload slot out of range.  Reads only q's own payload pool. */
+uint64_t evq_hint_b(const struct evq *q, const struct evq_hint *h);
 
 /* The number of pending (not cancelled) events; exact. */
 size_t evq_size(const struct evq *q);

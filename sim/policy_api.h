@@ -246,6 +246,11 @@ void sim_declare_pool(struct sim *sim, uint64_t n);
  * SIM_ROW_ARRAYS, or a size of 0, are ignored. */
 #define SIM_ROW_ARRAYS 4
 void sim_declare_rows(struct sim *sim, const void *base, size_t size);
+/* The same for a wake: a policy whose timers or alarms of tag `tag` (below
+ * 64) carry a handler instance as their arg says so at create, and the
+ * engine starts loading that handler's rows (and its own records of it)
+ * while the event before the wake runs.  A hint only, as above. */
+void sim_declare_handler_tag(struct sim *sim, uint32_t tag);
 
 /* --- waking the host ---------------------------------------------------------
  * Three ways, all of which vanish at a host crash and at a graceful stop

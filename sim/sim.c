@@ -146,6 +146,12 @@ void sim_declare_rows(struct sim *sim, const void *base, size_t size)
     sim->row_arrays[sim->nrow_arrays++] = (struct row_array){(const char *)base, size};
 }
 
+void sim_declare_handler_tag(struct sim *sim, uint32_t tag)
+{
+    if (tag < 64)
+        sim->handler_tags |= UINT64_C(1) << tag;
+}
+
 sim_timer sim_timer_at(struct sim *sim, int64_t at_us, uint32_t tag, uint64_t arg)
 {
     SIM_ASSERT(at_us >= sim->now_us);
@@ -395,41 +401,70 @@ static void setup(struct sim *sim)
  * against its table's bounds, and nothing read here changes what the
  * simulation does.  They are always inlined: GCC drops a call to a function
  * whose only effect is a prefetch. */
-static inline __attribute__((always_inline)) void prefetch_next(const struct sim *sim, uint32_t kind, uint32_t a)
+#define PREFETCH_FN static inline __attribute__((always_inline)) void
+
+/* What the end of a run of h or a wake of h reads of the engine's and the
+ * policy's (its declared rows). */
+PREFETCH_FN prefetch_handler(const struct sim *sim, uint32_t h)
 {
-    if (kind == EV_PHASE && a < sim->runs_hw) {
-        __builtin_prefetch(&sim->runs[a]);
-        __builtin_prefetch((const char *)&sim->runs[a] + 64);
-    } else if (kind == EV_PUBLISH && a < sim->npubs) {
-        __builtin_prefetch(&sim->pubs[a]);
+    if (h >= sim->w.nh)
+        return;
+    __builtin_prefetch(&sim->hs[h]);
+    __builtin_prefetch(&sim->inst_runs[h]);
+    for (uint32_t k = 0; k < sim->nrow_arrays; k++) {
+        const char *row = sim->row_arrays[k].base + (size_t)h * sim->row_arrays[k].size;
+        __builtin_prefetch(row);
+        __builtin_prefetch(row + sim->row_arrays[k].size - 1); /* a row across two lines */
     }
 }
 
-static inline __attribute__((always_inline)) void prefetch_next_deps(const struct sim *sim, uint32_t kind,
-                                                                     uint32_t a)
+/* Stage 1: what the hint names. */
+PREFETCH_FN prefetch_next(const struct sim *sim, const struct evq_hint *h)
 {
-    if (kind != EV_PHASE || a >= sim->runs_hw)
+    if (h->kind == EV_PHASE && h->a < sim->runs_hw) {
+        __builtin_prefetch(&sim->runs[h->a]);
+        __builtin_prefetch((const char *)&sim->runs[h->a] + 64);
+    } else if (h->kind == EV_PUBLISH && h->a < sim->npubs) {
+        __builtin_prefetch(&sim->pubs[h->a]);
+    } else if (h->kind == EV_ALARM && h->a < sim->nalarms) {
+        __builtin_prefetch(&sim->alarms[h->a]);
+    }
+}
+
+/* Stage 2: what that leads to.  A run's phase event, by the phase it is in
+ * (nothing more while it is preparing); a wake of a handler the policy
+ * named (sim_declare_handler_tag), that handler's records. */
+PREFETCH_FN prefetch_next_deps(const struct sim *sim, const struct evq_hint *h)
+{
+    uint32_t wake = UINT32_MAX;
+    if (h->kind == EV_TIMER && h->a < 64 && (sim->handler_tags >> h->a & 1)) {
+        wake = (uint32_t)evq_hint_b(sim->q, h);
+    } else if (h->kind == EV_ALARM && h->a < sim->nalarms) {
+        const struct alarm *al = &sim->alarms[h->a];
+        if (al->tag < 64 && (sim->handler_tags >> al->tag & 1))
+            wake = (uint32_t)al->arg;
+    }
+    if (wake != UINT32_MAX) {
+        prefetch_handler(sim, wake);
+        if (sim->fx.ck)
+            checker_prefetch(sim->fx.ck, wake, UINT32_MAX, UINT32_MAX, CK_PREFETCH_START);
         return;
-    const struct run_rec *r = &sim->runs[a];
+    }
+    if (h->kind != EV_PHASE || h->a >= sim->runs_hw)
+        return;
+    const struct run_rec *r = &sim->runs[h->a];
     if (!r->active || r->phase == PHASE_PREPARING)
         return; /* its next step reads the run record alone */
     int mutation = r->phase == PHASE_MUTATING;
     if (r->aslot < sim->nactive)
         __builtin_prefetch(&sim->active_ck[r->aslot]);
-    if (r->handler < sim->w.nh && !mutation) {
-        __builtin_prefetch(&sim->hs[r->handler]);
-        __builtin_prefetch(&sim->inst_runs[r->handler]);
-        for (uint32_t k = 0; k < sim->nrow_arrays; k++) {
-            const char *row = sim->row_arrays[k].base + (size_t)r->handler * sim->row_arrays[k].size;
-            __builtin_prefetch(row);
-            __builtin_prefetch(row + sim->row_arrays[k].size - 1); /* a row across two lines */
-        }
-    }
+    if (!mutation)
+        prefetch_handler(sim, r->handler);
     if (r->ntaken == 1 && r->tk_slot < sim->items_hw && !mutation)
         __builtin_prefetch(&sim->items[r->tk_slot]);
     if (sim->fx.ck)
         checker_prefetch(sim->fx.ck, r->handler, r->ntaken == 1 ? UINT32_MAX : r->ck_slot,
-                         r->ntaken == 1 ? r->ck_slot : UINT32_MAX, mutation);
+                         r->ntaken == 1 ? r->ck_slot : UINT32_MAX, mutation ? CK_PREFETCH_MUTATION : CK_PREFETCH_END);
 }
 
 static void dispatch(struct sim *sim, const struct evq_event *ev)
@@ -594,13 +629,15 @@ void sim_run(const struct scenario *s, const struct policy_ops *ops, const struc
         }
         if (sim__mem_check(sim))
             break;
-        uint32_t nk = 0, na = 0;
-        int hinted = sim->prefetch && evq_hint(sim->q, &nk, &na);
+        struct evq_hint hint[EVQ_HINTS];
+        int hinted = sim->prefetch ? evq_hints(sim->q, hint, EVQ_HINTS) : 0;
+        for (int k = hinted - 1; k >= 0; k--)
+            prefetch_next(sim, &hint[k]);
         if (hinted)
-            prefetch_next(sim, nk, na);
+            prefetch_next_deps(sim, &hint[0]);
         dispatch(sim, &ev);
-        if (hinted)
-            prefetch_next_deps(sim, nk, na);
+        if (hinted == EVQ_HINTS)
+            prefetch_next_deps(sim, &hint[1]);
         if (sim->watching)
             sim__point(sim, 0);
     }
@@ -619,6 +656,7 @@ void sim_run(const struct scenario *s, const struct policy_ops *ops, const struc
         sim->ops->destroy(sim->pol);
         sim->pol = NULL;
         sim->nrow_arrays = 0;
+        sim->handler_tags = 0;
         sim->host_up = 0;
         sim->accepting = 0;
     }

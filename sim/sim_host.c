@@ -49,6 +49,7 @@ static void host_down(struct sim *sim, enum run_outcome out)
     sim->ops->destroy(sim->pol);
     sim->pol = NULL;
     sim->nrow_arrays = 0; /* its declarations went with it */
+    sim->handler_tags = 0;
     if (sim->ops->items_volatile) {
         /* Items that lived only in the policy's memory are gone. */
         for (uint32_t h = 0; h < sim->w.nh; h++) {
