@@ -723,6 +723,7 @@ static struct policy *heartbeat_create(struct sim *sim, void *durable, const str
         sim_jobs_init(sim, &p->d->dq);
     }
     sim_declare_rows(sim, p->d->jobs, sizeof *p->d->jobs);
+    sim_declare_inst_rows(sim, p->ag, sizeof *p->ag);
     return p;
 }
 

@@ -627,6 +627,7 @@ static struct policy *wakeat_create(struct sim *sim, void *durable, const struct
     }
     sim_declare_rows(sim, d->h, sizeof *d->h);
     sim_declare_rows(sim, p->v, sizeof *p->v);
+    sim_declare_inst_rows(sim, d->wf, sizeof *d->wf);
     return p;
 }
 

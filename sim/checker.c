@@ -177,7 +177,8 @@ struct checker *checker_new(const struct world *w, enum promise promise)
     c->hs = xmalloc_aligned(64, (w->nh ? w->nh : 1) * sizeof *c->hs);
     for (uint32_t h = 0; h < w->nh; h++) {
         const struct handler_def *hd = world_hdef(w, h);
-        c->hs[h] = (struct ck_h){.wake_us = SIM_NEVER, .tmpl = w->h[h].tmpl, .prod = CK_NIL, .kind = (uint8_t)hd->kind};
+        c->hs[h] = (struct ck_h){.wake_us = SIM_NEVER, .tmpl = w->h[h].tmpl, .prod = CK_NIL,
+                                 .inst = w->h[h].inst, .kind = (uint8_t)hd->kind};
         if (hd->kind != H_PRODUCER)
             continue;
         c->hs[h].prod = c->nprods++;
@@ -368,7 +369,7 @@ static int units_hold(struct checker *c, const struct checker_run *r, uint32_t t
 
 static uint32_t group_of(const struct checker *c, uint32_t h)
 {
-    return c->promise == PROMISE_WORKFLOW ? c->w->h[h].inst : h;
+    return c->promise == PROMISE_WORKFLOW ? c->hs[h].inst : h;
 }
 
 /* A start reads the handler's record and its group; a mutation, the item
@@ -385,8 +386,8 @@ void checker_prefetch(const struct checker *c, uint32_t handler, uint32_t prod, 
         return;
     if (item < c->items_hw || what == CK_PREFETCH_START)
         __builtin_prefetch(&c->hs[handler]);
-    if (c->ngroups)
-        __builtin_prefetch(&c->groups[group_of(c, handler)]);
+    if (c->ngroups && c->promise != PROMISE_WORKFLOW) /* a workflow's group: through the record above */
+        __builtin_prefetch(&c->groups[handler]);
 }
 
 /* ---- runs: records ------------------------------------------------------------------ */

@@ -109,9 +109,11 @@ struct ck_h {
     uint32_t pend_rk;              /* see the invariants */
     uint32_t log;                  /* its restart ranges in the record window, 0 = none */
     uint32_t last_point;           /* 1 + the last restart that marked it interrupted, 0 none */
+    uint32_t inst;                 /* its workflow instance (the world's, read here with the rest) */
     uint8_t flags;                 /* HS_*; HS_INPUT: new input since its last start */
     uint8_t kind;                  /* its handler_def's, so that a publish need not read the world */
 };
+_Static_assert(sizeof(struct ck_h) == 64, "a handler's checker record is one cache line");
 
 /* Per producer instance (any producer, scheduled or not): three cache
  * lines (the table is 64-byte aligned), the first holding what a start and

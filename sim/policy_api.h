@@ -243,9 +243,12 @@ void sim_declare_pool(struct sim *sim, uint64_t n);
  * or writes the rows, and a policy that says nothing behaves the same.
  * The declarations die with the incarnation that made them, as handles
  * do (a policy made again after a crash says so again); more than
- * SIM_ROW_ARRAYS, or a size of 0, are ignored. */
-#define SIM_ROW_ARRAYS 4
+ * SIM_ROW_ARRAYS in all, or a size of 0, are ignored. */
+#define SIM_ROW_ARRAYS 6
 void sim_declare_rows(struct sim *sim, const void *base, size_t size);
+/* The same for an array with a row per workflow instance (row i at base +
+ * i * size): the engine loads the row of h's instance. */
+void sim_declare_inst_rows(struct sim *sim, const void *base, size_t size);
 /* The same for a wake: a policy whose timers or alarms of tag `tag` (below
  * 64) carry a handler instance as their arg says so at create, and the
  * engine starts loading that handler's rows (and its own records of it)

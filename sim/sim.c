@@ -139,12 +139,16 @@ void sim_declare_pool(struct sim *sim, uint64_t n)
     sim->timer_limit = timer_limit(sim);
 }
 
-void sim_declare_rows(struct sim *sim, const void *base, size_t size)
+static void declare_rows(struct sim *sim, const void *base, size_t size, int per_inst)
 {
     if (!base || !size || sim->nrow_arrays == SIM_ROW_ARRAYS)
         return;
-    sim->row_arrays[sim->nrow_arrays++] = (struct row_array){(const char *)base, size};
+    sim->row_arrays[sim->nrow_arrays++] = (struct row_array){(const char *)base, size, per_inst};
 }
+
+void sim_declare_rows(struct sim *sim, const void *base, size_t size) { declare_rows(sim, base, size, 0); }
+
+void sim_declare_inst_rows(struct sim *sim, const void *base, size_t size) { declare_rows(sim, base, size, 1); }
 
 void sim_declare_handler_tag(struct sim *sim, uint32_t tag)
 {
@@ -412,7 +416,8 @@ PREFETCH_FN prefetch_handler(const struct sim *sim, uint32_t h)
     __builtin_prefetch(&sim->hs[h]);
     __builtin_prefetch(&sim->inst_runs[h]);
     for (uint32_t k = 0; k < sim->nrow_arrays; k++) {
-        const char *row = sim->row_arrays[k].base + (size_t)h * sim->row_arrays[k].size;
+        size_t i = sim->row_arrays[k].per_inst ? sim->topo.h_inst[h] : h;
+        const char *row = sim->row_arrays[k].base + i * sim->row_arrays[k].size;
         __builtin_prefetch(row);
         __builtin_prefetch(row + sim->row_arrays[k].size - 1); /* a row across two lines */
     }

@@ -350,7 +350,8 @@ struct sim {
     struct row_array {
         const char *base;
         size_t size;
-    } row_arrays[SIM_ROW_ARRAYS];  /* the policy's per-handler rows (sim_declare_rows), for prefetching */
+        int per_inst;              /* a row per workflow instance, else per handler */
+    } row_arrays[SIM_ROW_ARRAYS];  /* the policy's rows (sim_declare_rows), for prefetching */
     uint32_t nrow_arrays;
     uint64_t handler_tags;         /* bit t: timers and alarms of tag t name a handler (sim_declare_handler_tag) */
     struct inst_runs *inst_runs;   /* [nh] the livelock rule per handler (sim_runs.c) */

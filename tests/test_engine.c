@@ -148,8 +148,10 @@ static void test_prefetch_changes_nothing(void **state)
                                "  consumer handle subscribe feed fifo runs exp(2s)\n"
                                "source feed poisson 6/h\ncrash host at 1h for 5m\n"
                                "fail wf.handle transient 5%\nfail wf.fetch indeterminate 2%\n");
-    /* One policy per checker promise: none, workflow, unit, handler. */
-    static const char *const pols[] = {"oracle", "heartbeat", "pgqueue", "poll"};
+    /* One policy per checker promise (none, workflow, unit, handler), and
+     * the ways a policy names what to prefetch: rows per handler and per
+     * instance, timers and alarms that wake a handler (conrun's too). */
+    static const char *const pols[] = {"oracle", "heartbeat", "pgqueue", "poll", "wakeat", "systemd_timer"};
     for (size_t i = 0; i < sizeof pols / sizeof *pols; i++) {
         const struct policy_ops *ops = policy_find(pols[i]);
         assert_non_null(ops);
