@@ -158,6 +158,9 @@ static void sift_up(struct job_ent *h, uint64_t i)
     h[i] = e;
 }
 
+/* A large heap's lower levels are not cached: each level down starts
+ * loading the one below it (the four grandchildren, two cache lines at
+ * most), so that the levels' misses overlap. */
 static void sift_down(struct job_ent *h, uint64_t n, uint64_t i)
 {
     struct job_ent e = h[i];
@@ -165,6 +168,11 @@ static void sift_down(struct job_ent *h, uint64_t n, uint64_t i)
         uint64_t c = 2 * i + 1;
         if (c >= n)
             break;
+        uint64_t g = 2 * c + 1;
+        if (g < n) {
+            __builtin_prefetch(&h[g]);
+            __builtin_prefetch(&h[g + 3 < n ? g + 3 : n - 1]);
+        }
         if (c + 1 < n && ent_less(&h[c + 1], &h[c]))
             c++;
         if (!ent_less(&h[c], &e))

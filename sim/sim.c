@@ -389,22 +389,26 @@ static void setup(struct sim *sim)
     sim__points_setup(sim);
 }
 
-/* Prefetching the next event.  In a large fleet every event reads records
- * of an instance that no recent event touched (at 30 k instances the live
- * state is tens of MiB), so each read would wait for memory.  The queue
- * tells the likely next event (evq_hint) before this one runs, and the loop
- * starts loading its records in two stages: before this event runs, what
- * the next one's kind and a name (its run record, its publish stream);
- * after it, what that run record leads to, by the phase it is in (nothing
- * more when it is preparing; its mutation reads the checker's record of
- * the run, of its item and of its producer's mutated dues; its end, also
- * the handler's state and the engine's item: checker_prefetch).  One hint serves both
- * stages: an event rarely pushes one that comes before the next.  Only a
- * live state larger than the caches is prefetched (SIM_PREFETCH_MIN).
- * These are hints to the memory system only: every address is checked
- * against its table's bounds, and nothing read here changes what the
- * simulation does.  They are always inlined: GCC drops a call to a function
- * whose only effect is a prefetch. */
+/* Prefetching the events to come.  In a large fleet every event reads
+ * records of an instance that no recent event touched (at 30 k instances
+ * the live state is tens of MiB), so each read would wait for memory.  The
+ * queue tells the likely next two events (evq_hints) before this one runs,
+ * and the loop loads their records in two stages, so that each load has an
+ * event's time to arrive: stage 1 is what an event's kind and a name (a
+ * run record, a publish stream, an alarm), started two events ahead; stage
+ * 2 is what that leads to, started one event ahead (before this event runs
+ * for the next, and after it for the one after).  A run's phase event leads,
+ * by the phase it is in, to nothing more (preparing), to the checker's
+ * records of the run, its item and its producer's mutated dues (mutating),
+ * or to those and the handler's state, the policy's rows of the handler
+ * (sim_declare_rows) and the engine's item (emitting: the run's end).  A
+ * timer or alarm of a tag the policy names (sim_declare_handler_tag) leads
+ * to the records of the handler it wakes.  Only a live state larger than
+ * the caches is prefetched (SIM_PREFETCH_MIN).  These are hints to the
+ * memory system only: every address is checked against its table's
+ * bounds, and nothing read here changes what the simulation does.  They are
+ * always inlined: GCC drops a call to a function whose only effect is a
+ * prefetch. */
 #define PREFETCH_FN static inline __attribute__((always_inline)) void
 
 /* What the end of a run of h or a wake of h reads of the engine's and the
