@@ -419,6 +419,17 @@ int evq_hints(const struct evq *q, struct evq_hint *h, int n)
         e[k++] = first;
         if (k < n && second)
             e[k++] = second;
+        uint64_t rest = q->mask & (q->mask - 1); /* the buckets above it */
+        if (k < n && !second && rest) {
+            /* It held one event: the next bucket's least is next. */
+            bk = &q->bk[__builtin_ctzll(rest) + 1];
+            len = bk->len < HINT_LOOK ? bk->len : HINT_LOOK;
+            first = &bk->v[0];
+            for (size_t j = 1; j < len; j++)
+                if (bk->v[j].key < first->key)
+                    first = &bk->v[j];
+            e[k++] = first;
+        }
     }
     for (int i = 0; i < k; i++) {
         __builtin_prefetch(&q->slots[e[i]->slot]);

@@ -73,8 +73,9 @@ int64_t evq_peek_time(struct evq *q);
 /* Hints for prefetching, which change nothing in q or in what it pops: the
  * events the next n pops most likely return (n <= EVQ_HINTS), in order.
  * Those are the earliest ones pending now unless a push or a cancel comes
- * first, or unless more than 32 events lie in the lowest band of times (it
- * looks at 32 of them only, so that a hint costs O(1)).  Fills h[0..k) with
+ * first, or unless more than 32 events lie in a band of times it looks in
+ * (it looks at 32 entries of the lowest band, and of the next one when the
+ * lowest holds one, so that a hint costs O(1)).  Fills h[0..k) with
  * the low 4 bits of each one's kind and the low 28 bits of its a, read from
  * the queue's index, starts loading the rest of their payloads, and returns
  * k (fewer than n when fewer are pending; 0 when the queue is empty).  An

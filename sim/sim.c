@@ -396,8 +396,9 @@ static void setup(struct sim *sim)
  * and the loop loads their records in two stages, so that each load has an
  * event's time to arrive: stage 1 is what an event's kind and a name (a
  * run record, a publish stream, an alarm), started two events ahead; stage
- * 2 is what that leads to, started one event ahead (before this event runs
- * for the next, and after it for the one after).  A run's phase event leads,
+ * 2 is what that leads to, started before the event ahead of it runs (or
+ * after, when its stage 1 came only now: reading its record at once would
+ * wait for it).  A run's phase event leads,
  * by the phase it is in, to nothing more (preparing), to the checker's
  * records of the run, its item and its producer's mutated dues (mutating),
  * or to those and the handler's state, the policy's rows of the handler
@@ -622,6 +623,7 @@ void sim_run(const struct scenario *s, const struct policy_ops *ops, const struc
 
     sim__host_up(sim, 0);
     struct evq_event ev;
+    struct evq_hint ahead = {UINT32_MAX, UINT32_MAX, 0}; /* the last second hint */
     SIM_ASSERT(sim->accepting);
     if (sim->watching)
         sim__point(sim, 0);
@@ -642,11 +644,15 @@ void sim_run(const struct scenario *s, const struct policy_ops *ops, const struc
         int hinted = sim->prefetch ? evq_hints(sim->q, hint, EVQ_HINTS) : 0;
         for (int k = hinted - 1; k >= 0; k--)
             prefetch_next(sim, &hint[k]);
-        if (hinted)
+        /* The next event's stage 2 goes before this event when its stage 1
+         * went an event ago (it was the second hint then), else after. */
+        int early = hinted && ahead.kind == hint[0].kind && ahead.a == hint[0].a;
+        if (early)
             prefetch_next_deps(sim, &hint[0]);
         dispatch(sim, &ev);
-        if (hinted == EVQ_HINTS)
-            prefetch_next_deps(sim, &hint[1]);
+        if (hinted && !early)
+            prefetch_next_deps(sim, &hint[0]);
+        ahead = hinted == EVQ_HINTS ? hint[1] : (struct evq_hint){UINT32_MAX, UINT32_MAX, 0};
         if (sim->watching)
             sim__point(sim, 0);
     }
