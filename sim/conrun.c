@@ -54,25 +54,26 @@ void conrun_destroy(struct conrun *cr)
 
 static void arm(struct conrun *cr, uint32_t h)
 {
-    int64_t at = cr->h[h].retry_at < cr->h[h].wake_at ? cr->h[h].retry_at : cr->h[h].wake_at;
-    sim_alarm(cr->sim, cr->h[h].alarm, at);
+    const struct cr_row *c = &cr->h[h];
+    sim_alarm(cr->sim, c->alarm, c->retry_at < c->wake_at ? c->retry_at : c->wake_at);
 }
 
 /* Starts consumer h's run when it is ready, idle, has pending items and no
  * retry to wait for. */
 static void try_run(struct conrun *cr, uint32_t h, int64_t now_us)
 {
-    if (cr->stopping || cr->h[h].run || !cr->h[h].ready || cr->h[h].retry_at != SIM_NEVER)
+    struct cr_row *c = &cr->h[h];
+    if (cr->stopping || c->run || !c->ready || c->retry_at != SIM_NEVER)
         return;
     if (sim_pending_count(cr->sim, h) == 0)
         return;
     struct run_req rq = RUN_REQ_INIT;
     rq.handler = h;
-    rq.reason = cr->h[h].last_failed ? REASON_RETRY : REASON_EVENT;
-    rq.retry_of = cr->h[h].last_failed;
+    rq.reason = c->last_failed ? REASON_RETRY : REASON_EVENT;
+    rq.retry_of = c->last_failed;
     rq.worker = cr->cfg.worker;
-    cr->h[h].ready = 0;
-    cr->h[h].run = sim_run_start(cr->sim, &rq);
+    c->ready = 0;
+    c->run = sim_run_start(cr->sim, &rq); /* the rows never move */
 }
 
 void conrun_start(struct conrun *cr, int64_t now_us)
@@ -95,13 +96,14 @@ void conrun_on_timer(struct conrun *cr, uint64_t arg, int64_t now_us)
 {
     uint32_t h = (uint32_t)arg;
     SIM_ASSERT(h < cr->t->nh && cr->h[h].alarm >= 0);
-    if (cr->h[h].retry_at <= now_us) {
-        cr->h[h].retry_at = SIM_NEVER;
-        cr->h[h].ready = 1;
+    struct cr_row *c = &cr->h[h];
+    if (c->retry_at <= now_us) {
+        c->retry_at = SIM_NEVER;
+        c->ready = 1;
     }
-    if (cr->h[h].wake_at <= now_us) {
-        cr->h[h].wake_at = SIM_NEVER;
-        cr->h[h].ready = 1;
+    if (c->wake_at <= now_us) {
+        c->wake_at = SIM_NEVER;
+        c->ready = 1;
     }
     arm(cr, h);
     try_run(cr, h, now_us);
@@ -110,23 +112,24 @@ void conrun_on_timer(struct conrun *cr, uint64_t arg, int64_t now_us)
 int conrun_on_run_end(struct conrun *cr, const struct run_result *r, int64_t now_us)
 {
     uint32_t h = r->handler;
-    if (cr->t->h_kind[h] != H_CONSUMER || cr->h[h].run != r->run)
+    struct cr_row *c = &cr->h[h];
+    if (cr->t->h_kind[h] != H_CONSUMER || c->run != r->run)
         return 0;
-    cr->h[h].run = 0;
+    c->run = 0;
     if (r->outcome == OUT_COMMITTED) {
-        cr->h[h].fails = 0;
-        cr->h[h].last_failed = 0;
+        c->fails = 0;
+        c->last_failed = 0;
         if (r->ntaken > 0)
-            cr->h[h].ready = 1;
+            c->ready = 1;
         if (r->wake_us != SIM_NEVER)
-            cr->h[h].wake_at = r->wake_us > now_us ? r->wake_us : now_us;
+            c->wake_at = r->wake_us > now_us ? r->wake_us : now_us;
     } else {
-        cr->h[h].fails++;
-        cr->h[h].last_failed = r->run;
-        if (cr->cfg.retry && !backoff_exhausted(&cr->cfg.backoff, cr->h[h].fails))
-            cr->h[h].retry_at = now_us + backoff_delay(&cr->cfg.backoff, cr->h[h].fails);
+        c->fails++;
+        c->last_failed = r->run;
+        if (cr->cfg.retry && !backoff_exhausted(&cr->cfg.backoff, c->fails))
+            c->retry_at = now_us + backoff_delay(&cr->cfg.backoff, c->fails);
         else
-            cr->h[h].fails = 0; /* given up: the next event starts over */
+            c->fails = 0; /* given up: the next event starts over */
     }
     arm(cr, h);
     try_run(cr, h, now_us);

@@ -389,48 +389,44 @@ int evq_pop(struct evq *q, struct evq_event *out)
     }
 }
 
+/* The least `want` (1 or 2) entries among the first HINT_LOOK of a
+ * non-empty bucket, in pop order; returns how many it found.  Right after
+ * a spread a bucket is small, so a short look finds them (past HINT_LOOK
+ * entries a hint may be wrong, never unsafe).  Entries of one key lie in
+ * seq order, so the first of them pops first. */
+static int bucket_least(const struct evq_bucket *bk, const struct evq_entry **out, int want)
+{
+    size_t len = bk->len < HINT_LOOK ? bk->len : HINT_LOOK;
+    const struct evq_entry *first = &bk->v[0], *second = NULL;
+    for (size_t j = 1; j < len; j++) {
+        const struct evq_entry *x = &bk->v[j];
+        if (x->key < first->key) {
+            second = first;
+            first = x;
+        } else if (!second || x->key < second->key) {
+            second = x;
+        }
+    }
+    out[0] = first;
+    if (want < 2 || !second)
+        return 1;
+    out[1] = second;
+    return 2;
+}
+
 int evq_hints(const struct evq *q, struct evq_hint *h, int n)
 {
     const struct evq_entry *e[EVQ_HINTS];
     int k = 0;
     if (n > EVQ_HINTS)
         n = EVQ_HINTS;
-    /* Bucket 0 is popped from the front, in order. */
+    /* Bucket 0 is popped from the front, in order; then the non-empty
+     * buckets, lowest first (every key in one is below those above it). */
     const struct evq_bucket *b0 = &q->bk[0];
     for (size_t i = q->head0; i < b0->len && k < n; i++)
         e[k++] = &b0->v[i];
-    if (k < n && q->mask) {
-        /* Then the lowest non-empty bucket, from its least key; right after
-         * a spread it is small, so a short look finds the least two (past
-         * HINT_LOOK entries a hint may be wrong, never unsafe).  Entries of
-         * one key lie in seq order, so the first of them pops first. */
-        const struct evq_bucket *bk = &q->bk[__builtin_ctzll(q->mask) + 1];
-        size_t len = bk->len < HINT_LOOK ? bk->len : HINT_LOOK;
-        const struct evq_entry *first = &bk->v[0], *second = NULL;
-        for (size_t j = 1; j < len; j++) {
-            const struct evq_entry *x = &bk->v[j];
-            if (x->key < first->key) {
-                second = first;
-                first = x;
-            } else if (!second || x->key < second->key) {
-                second = x;
-            }
-        }
-        e[k++] = first;
-        if (k < n && second)
-            e[k++] = second;
-        uint64_t rest = q->mask & (q->mask - 1); /* the buckets above it */
-        if (k < n && !second && rest) {
-            /* It held one event: the next bucket's least is next. */
-            bk = &q->bk[__builtin_ctzll(rest) + 1];
-            len = bk->len < HINT_LOOK ? bk->len : HINT_LOOK;
-            first = &bk->v[0];
-            for (size_t j = 1; j < len; j++)
-                if (bk->v[j].key < first->key)
-                    first = &bk->v[j];
-            e[k++] = first;
-        }
-    }
+    for (uint64_t m = q->mask; k < n && m; m &= m - 1)
+        k += bucket_least(&q->bk[__builtin_ctzll(m) + 1], e + k, n - k);
     for (int i = 0; i < k; i++) {
         __builtin_prefetch(&q->slots[e[i]->slot]);
         h[i] = (struct evq_hint){e[i]->hint >> (32 - HINT_KIND_BITS), e[i]->hint & HINT_A_MASK, e[i]->slot};

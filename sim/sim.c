@@ -156,6 +156,14 @@ void sim_declare_handler_tag(struct sim *sim, uint32_t tag)
         sim->handler_tags |= UINT64_C(1) << tag;
 }
 
+void sim__policy_destroy(struct sim *sim)
+{
+    sim->ops->destroy(sim->pol);
+    sim->pol = NULL;
+    sim->nrow_arrays = 0;
+    sim->handler_tags = 0;
+}
+
 sim_timer sim_timer_at(struct sim *sim, int64_t at_us, uint32_t tag, uint64_t arg)
 {
     SIM_ASSERT(at_us >= sim->now_us);
@@ -398,11 +406,11 @@ static void setup(struct sim *sim)
  * run record, a publish stream, an alarm), started two events ahead; stage
  * 2 is what that leads to, started before the event ahead of it runs (or
  * after, when its stage 1 came only now: reading its record at once would
- * wait for it).  A run's phase event leads,
- * by the phase it is in, to nothing more (preparing), to the checker's
- * records of the run, its item and its producer's mutated dues (mutating),
- * or to those and the handler's state, the policy's rows of the handler
- * (sim_declare_rows) and the engine's item (emitting: the run's end).  A
+ * wait for it).  A run's phase event leads, by the phase it is in, to
+ * nothing more (preparing), to the checker's records of the run, its item
+ * and its producer's mutated dues (mutating), or to those and the
+ * handler's state, the policy's rows of the handler (sim_declare_rows) and
+ * the engine's item (emitting: the run's end).  A
  * timer or alarm of a tag the policy names (sim_declare_handler_tag) leads
  * to the records of the handler it wakes.  Only a live state larger than
  * the caches is prefetched (SIM_PREFETCH_MIN).  These are hints to the
@@ -623,7 +631,8 @@ void sim_run(const struct scenario *s, const struct policy_ops *ops, const struc
 
     sim__host_up(sim, 0);
     struct evq_event ev;
-    struct evq_hint ahead = {UINT32_MAX, UINT32_MAX, 0}; /* the last second hint */
+    static const struct evq_hint none = {UINT32_MAX, UINT32_MAX, 0};
+    struct evq_hint ahead = none; /* the last iteration's second hint */
     SIM_ASSERT(sim->accepting);
     if (sim->watching)
         sim__point(sim, 0);
@@ -652,7 +661,7 @@ void sim_run(const struct scenario *s, const struct policy_ops *ops, const struc
         dispatch(sim, &ev);
         if (hinted && !early)
             prefetch_next_deps(sim, &hint[0]);
-        ahead = hinted == EVQ_HINTS ? hint[1] : (struct evq_hint){UINT32_MAX, UINT32_MAX, 0};
+        ahead = hinted == EVQ_HINTS ? hint[1] : none;
         if (sim->watching)
             sim__point(sim, 0);
     }
@@ -668,10 +677,7 @@ void sim_run(const struct scenario *s, const struct policy_ops *ops, const struc
     }
     if (sim->host_up) {
         sim__tickers_stop_all(sim);
-        sim->ops->destroy(sim->pol);
-        sim->pol = NULL;
-        sim->nrow_arrays = 0;
-        sim->handler_tags = 0;
+        sim__policy_destroy(sim);
         sim->host_up = 0;
         sim->accepting = 0;
     }

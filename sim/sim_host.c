@@ -46,10 +46,7 @@ static void host_down(struct sim *sim, enum run_outcome out)
     sim__tickers_reset(sim); /* the policy that held the handles is going */
     sim->nalarms = 0;
     sim->epoch++;      /* and so are timers it set while stopping */
-    sim->ops->destroy(sim->pol);
-    sim->pol = NULL;
-    sim->nrow_arrays = 0; /* its declarations went with it */
-    sim->handler_tags = 0;
+    sim__policy_destroy(sim);
     if (sim->ops->items_volatile) {
         /* Items that lived only in the policy's memory are gone. */
         for (uint32_t h = 0; h < sim->w.nh; h++) {

@@ -489,6 +489,10 @@ static inline const struct handler_def *sim__hdef(const struct sim *sim, uint32_
     return &sim->scn->wfs[hs->wf].handlers[hs->hidx];
 }
 
+/* The policy instance goes (a crash, a stop, the end): destroy(), and its
+ * prefetch declarations (sim_declare_rows, sim_declare_handler_tag) with it. */
+void sim__policy_destroy(struct sim *sim);
+
 /* Handler h's template, from its state (world.h has it too). */
 static inline uint32_t sim__tmpl(const struct sim *sim, uint32_t h)
 {
