@@ -390,6 +390,14 @@ void checker_prefetch(const struct checker *c, uint32_t handler, uint32_t prod, 
         __builtin_prefetch(&c->groups[handler]);
 }
 
+/* An item's retirement reads its place in item_map and its record. */
+void checker_prefetch_item(const struct checker *c, uint64_t item, uint32_t slot)
+{
+    idwin_prefetch(&c->item_map, item);
+    if (slot < c->items_hw)
+        __builtin_prefetch(&c->items[slot]);
+}
+
 /* ---- runs: records ------------------------------------------------------------------ */
 
 /* A run starts: counted in the cohort of its start. */

@@ -156,6 +156,9 @@ void checker_result_free(struct checker_result *r);
  * reads only the checker's own sizes and changes nothing. */
 enum ck_prefetch { CK_PREFETCH_START, CK_PREFETCH_MUTATION, CK_PREFETCH_END };
 void checker_prefetch(const struct checker *c, uint32_t handler, uint32_t prod, uint32_t item, enum ck_prefetch what);
+/* Starts loading what retiring item (at the checker's slot `slot`, the
+ * run record's ck_slot) will read; a hint only, like checker_prefetch. */
+void checker_prefetch_item(const struct checker *c, uint64_t item, uint32_t slot);
 
 /* Bytes the checker holds now (by capacity), for the memory budget; O(1). */
 uint64_t checker_bytes(const struct checker *c);

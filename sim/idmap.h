@@ -101,6 +101,14 @@ static inline size_t idwin_bytes(const struct idwin *w)
 }
 static inline size_t idwin_count(const struct idwin *w) { return w->nring + w->old.n; }
 
+/* Starts loading id's place in the window (a hint; an id outside it is
+ * in the overflow map, not loaded). */
+static inline void idwin_prefetch(const struct idwin *w, uint64_t id)
+{
+    if (id >= w->lo && id - w->lo < w->cap)
+        __builtin_prefetch(&w->ring[id & (w->cap - 1)]);
+}
+
 /* The slot of id, IDMAP_NONE if it is not in the map. */
 static inline uint32_t idwin_get(const struct idwin *w, uint64_t id)
 {

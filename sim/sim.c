@@ -410,7 +410,9 @@ static void setup(struct sim *sim)
  * nothing more (preparing), to the checker's records of the run, its item
  * and its producer's mutated dues (mutating), or to those and the
  * handler's state, the policy's rows of the handler (sim_declare_rows) and
- * the engine's item (emitting: the run's end).  A
+ * the engine's item (emitting: the run's end); a producer's end also to its
+ * source buffer and to the records of the consumers of its topic (four at
+ * most), which its publishes wake.  A
  * timer or alarm of a tag the policy names (sim_declare_handler_tag) leads
  * to the records of the handler it wakes.  Only a live state larger than
  * the caches is prefetched (SIM_PREFETCH_MIN).  These are hints to the
@@ -483,6 +485,24 @@ PREFETCH_FN prefetch_next_deps(const struct sim *sim, const struct evq_hint *h)
     if (sim->fx.ck)
         checker_prefetch(sim->fx.ck, r->handler, r->ntaken == 1 ? UINT32_MAX : r->ck_slot,
                          r->ntaken == 1 ? r->ck_slot : UINT32_MAX, mutation ? CK_PREFETCH_MUTATION : CK_PREFETCH_END);
+    if (mutation || r->handler >= sim->w.nh || sim->topo.h_kind[r->handler] != H_PRODUCER)
+        return;
+    /* From the compact tables: the handler's own records are still loading. */
+    uint32_t inst = sim->topo.h_inst[r->handler];
+    const struct handler_def *hd =
+        &sim->scn->wfs[sim->w.inst_wf[inst]].handlers[r->handler - sim->w.inst_first_h[inst]];
+    if (hd->out_topic < 0)
+        return;
+    if (hd->source >= 0)
+        __builtin_prefetch(&sim->srcs[(size_t)inst * sim->scn->nsources + (size_t)hd->source]);
+    uint32_t t = sim->w.inst_first_t[inst] + (uint32_t)hd->out_topic;
+    uint32_t k0 = sim->w.sub_first[t], k1 = sim->w.sub_first[t + 1];
+    for (uint32_t k = k0; k < k1 && k < k0 + 4; k++) {
+        uint32_t c = sim->w.subs[k];
+        prefetch_handler(sim, c);
+        if (sim->fx.ck)
+            checker_prefetch(sim->fx.ck, c, UINT32_MAX, UINT32_MAX, CK_PREFETCH_START);
+    }
 }
 
 static void dispatch(struct sim *sim, const struct evq_event *ev)
@@ -626,6 +646,7 @@ void sim_run(const struct scenario *s, const struct policy_ops *ops, const struc
     sim->o = o;
     sim->res = out;
     setup(sim);
+    sim__prefetch_judge(sim, sim__mem_used(sim)); /* a world that starts large prefetches from the start */
     sim->timer_limit = timer_limit(sim);
     uint64_t max_events = o->max_events ? o->max_events : SIM_MAX_EVENTS_DEFAULT;
 
@@ -667,6 +688,7 @@ void sim_run(const struct scenario *s, const struct policy_ops *ops, const struc
     }
 
     /* The end: runs still active are cut off; the host stops. */
+    sim__retq_flush(sim);
     while (sim->nactive) {
         uint32_t slot = sim->active[0];
         struct run_rec *r = &sim->runs[slot];

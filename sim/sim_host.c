@@ -33,6 +33,7 @@ static void host_quiesce(struct sim *sim)
  * volatile state is destroyed. */
 static void host_down(struct sim *sim, enum run_outcome out)
 {
+    sim__retq_flush(sim);
     if (sim->accepting)
         host_quiesce(sim);
     if (sim->stopping) {

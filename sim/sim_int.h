@@ -24,14 +24,17 @@
  *    on the free list, id 0).  A run is kept while it is active, while its
  *    on_run_end hook runs (in_hook), while it is the latest run started of
  *    its handler (hs[h].latest), and while the policy holds it (holds > 0);
- *    the moment none is true its record is freed (run_unref).  A run is
+ *    the moment none is true its record is freed (run_unref), or, while
+ *    prefetching, it waits in the retire queue retq[] (sim_runs.c), not
+ *    kept, until it is freed or the queue is drained.  A run is
  *    active iff it is in active[0..nactive) (slots) at its index aslot, and
  *    hs[h].active counts the active runs of handler h.  A kept run's
  *    reservation (its taken items) holds a reference on each item.
  *  - Items: ids dense from 0 (nitems issued so far); only *live* items have
  *    a record, in items[] at the slot item_map gives.  State moves only from
  *    ITEM_PENDING to ITEM_DONE or ITEM_DROPPED; an item is live while it is
- *    pending or a kept run's reservation holds it (refs > 0), and retired
+ *    pending or a run's reservation holds it (refs > 0: a kept run's, or
+ *    one's waiting in the retire queue), and retired
  *    (its record freed, the checker told) the moment neither is true.
  *    hs[c].npending counts c's pending items, exactly the items of the list
  *    hs[c].pend_head .. pend_tail (slots, linked by prev/next), in publish
@@ -320,6 +323,9 @@ struct alarm {
     uint64_t arg;
 };
 
+/* Runs the retire queue holds (sim_runs.c). */
+#define SIM_RETQ 8
+
 struct sim {
     const struct scenario *scn;    /* the scenario as the policy's grammar reads it */
     struct scenario *eff;          /* that reading, when it is a copy (sim/grammar.h); else NULL */
@@ -363,6 +369,8 @@ struct sim {
     uint64_t live_items;
     uint64_t *orphans;             /* per instance: events on topics with no subscriber */
     struct handler_state *hs;
+    uint32_t retq[SIM_RETQ];       /* the retire queue (sim_runs.c): slots of runs no longer latest */
+    uint32_t retq_head, retq_n;    /* its front, and how many wait */
 
     struct run_rec *runs;          /* kept runs; free slots chained by aslot */
     uint32_t runs_cap, runs_hw, runs_free;
@@ -525,6 +533,8 @@ void sim__publish_stream(struct sim *sim, uint32_t k);
 void sim__run_finish(struct sim *sim, uint32_t slot, enum run_outcome out);
 /* Frees the run record at slot unless it is still kept (sim_int.h). */
 void sim__run_unref(struct sim *sim, uint32_t slot);
+/* Frees (unrefs) every run waiting in the retire queue. */
+void sim__retq_flush(struct sim *sim);
 /* A phase boundary of the run at slot (EV_PHASE: a = slot, b = its id). */
 void sim__run_phase(struct sim *sim, uint32_t slot, uint64_t id);
 /* Interrupts the active runs that match (all = 1: every run; any_worker:
@@ -587,6 +597,9 @@ uint64_t sim__mem_used(const struct sim *sim);
  * nothing grows much between two counts. */
 #define SIM_MEM_CHECK_EVERY 64
 int sim__mem_check_now(struct sim *sim);
+/* Prefetching (sim.prefetch) is on while the live state is at least
+ * SIM_PREFETCH_MIN: judged at the start and at every memory check. */
+void sim__prefetch_judge(struct sim *sim, uint64_t used);
 static inline int sim__mem_check(struct sim *sim)
 {
     if (sim->mem_stopped)

@@ -36,6 +36,11 @@ struct item_slot *sim__item_find(const struct sim *sim, uint64_t item)
 const struct sim_item *sim_item(const struct sim *sim, uint64_t item)
 {
     SIM_ASSERT(item < sim->nitems);
+    /* An item that only a run in the retire queue holds is gone for the
+     * policy: the queue is drained first (the engine's own state, not the
+     * policy's, so the const is the API's promise, kept). */
+    if (sim->retq_n)
+        sim__retq_flush((struct sim *)sim);
     const struct item_slot *it = sim__item_find(sim, item);
     return it ? &it->pub : &item_gone_rec;
 }
@@ -64,6 +69,10 @@ uint64_t sim_orphan_pending(const struct sim *sim, uint32_t inst) { return sim->
 static uint32_t item_alloc(struct sim *sim)
 {
     uint32_t slot = sim->items_free;
+    if (slot == ITEM_NIL && sim->items_hw == sim->items_cap && sim->retq_n) {
+        sim__retq_flush(sim); /* grow only as the eager free would have */
+        slot = sim->items_free;
+    }
     if (slot != ITEM_NIL) {
         sim->items_free = sim->items[slot].next;
         return slot;
@@ -162,6 +171,8 @@ void sim__publish(struct sim *sim, uint32_t t, int64_t origin_us, uint32_t key, 
     for (uint32_t k = w->sub_first[t]; k < w->sub_first[t + 1]; k++) {
         uint32_t c = w->subs[k];
         uint64_t max_items = sim->o->max_items ? sim->o->max_items : SIM_MAX_ITEMS_DEFAULT;
+        if (sim->live_items >= max_items)
+            sim__retq_flush(sim); /* counted as the eager free would have */
         if (sim->live_items >= max_items) {
             char m[128];
             snprintf(m, sizeof m, "item limit: more than %" PRIu64 " live items (events times subscribers)",

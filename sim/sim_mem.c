@@ -211,13 +211,22 @@ static void fmt_bytes(uint64_t b, char *buf, size_t n)
         snprintf(buf, n, "%.1f MiB", (double)b / (double)(UINT64_C(1) << 20));
 }
 
+void sim__prefetch_judge(struct sim *sim, uint64_t used)
+{
+    sim->prefetch = used >= SIM_PREFETCH_MIN && !sim->o->no_prefetch;
+    sim->res->prefetched |= sim->prefetch;
+}
+
 int sim__mem_check_now(struct sim *sim)
 {
     uint64_t used = sim__mem_used(sim);
+    if (used > sim->max_memory && sim->retq_n) {
+        sim__retq_flush(sim); /* judged as the eager free would have been */
+        used = sim__mem_used(sim);
+    }
     if (used > sim->mem_peak)
         sim->mem_peak = used;
-    sim->prefetch = used >= SIM_PREFETCH_MIN && !sim->o->no_prefetch;
-    sim->res->prefetched |= sim->prefetch;
+    sim__prefetch_judge(sim, used);
     if (used <= sim->max_memory)
         return 0;
     char what[200], lim[32], t[48], m[400];

@@ -10,7 +10,8 @@
  * Memory follows live state: a run's record is kept while the run is
  * active, while its on_run_end runs, while it is the latest run of its
  * handler and while the policy holds it (sim_run_hold); then it is freed
- * and its slot recycled, and the items its reservation held are released.
+ * and its slot recycled, and the items its reservation held are released
+ * (in a large fleet, a few run starts later: the retire queue, below).
  * Runs are found by id through run_map; the engine's own references (phase
  * events, the active set, the handler's latest) are slots. */
 #include "sim/sim_int.h"
@@ -125,6 +126,11 @@ static void active_del(struct sim *sim, uint32_t slot)
 static uint32_t run_alloc(struct sim *sim)
 {
     uint32_t slot = sim->runs_free;
+    if (slot == ITEM_NIL && sim->runs_hw == sim->runs_cap && sim->retq_n) {
+        /* Grow only as the eager free would have. */
+        sim__retq_flush(sim);
+        slot = sim->runs_free;
+    }
     if (slot != ITEM_NIL) {
         sim->runs_free = sim->runs[slot].aslot;
         return slot;
@@ -143,6 +149,14 @@ static uint32_t run_alloc(struct sim *sim)
     return sim->runs_hw++;
 }
 
+/* Whether the record at slot is kept (policy_api.h, RUN RECORDS): a
+ * record that is not may still wait in the retire queue. */
+static int run_kept(const struct sim *sim, uint32_t slot)
+{
+    const struct run_rec *r = &sim->runs[slot];
+    return r->active || r->in_hook || r->holds || sim->hs[r->handler].latest == slot;
+}
+
 /* The kept run with that id; a run that is no longer kept is a policy's
  * misuse of the API (sim/policy_api.h, RUN RECORDS). */
 static uint32_t run_slot_of(const struct sim *sim, uint64_t run)
@@ -151,7 +165,8 @@ static uint32_t run_slot_of(const struct sim *sim, uint64_t run)
     if (sim->hook_slot != ITEM_NIL && sim->runs[sim->hook_slot].id == run)
         return sim->hook_slot; /* the run in on_run_end: no lookup */
     uint32_t slot = idwin_get(&sim->run_map, run);
-    SIM_ASSERT(slot != IDMAP_NONE && "a policy read a run record it no longer holds (policy_api.h: RUN RECORDS)");
+    SIM_ASSERT(slot != IDMAP_NONE && run_kept(sim, slot) &&
+               "a policy read a run record it no longer holds (policy_api.h: RUN RECORDS)");
     return slot;
 }
 
@@ -198,12 +213,71 @@ static void run_free(struct sim *sim, uint32_t slot)
     sim->live_runs--;
 }
 
-void sim__run_unref(struct sim *sim, uint32_t slot)
+/* --- the retire queue -------------------------------------------------------------
+ * In a large fleet, the record of a handler's previous run, the items it
+ * took and the checker's records of them are read when its next run
+ * starts, long after anything else touched them: four reads in a row, each
+ * waiting for memory.  While prefetching (sim.prefetch), a run that stops
+ * being its handler's latest goes to the back of a queue of SIM_RETQ slots
+ * instead, and its record starts loading; SIM_RETQ / 2 pushes later the
+ * record has arrived and what its free reads starts loading (its run_map
+ * and item_map places, its item, the checker's record of that item); when
+ * it reaches the front (SIM_RETQ pushes later) it is unref'd as the eager
+ * path would have done.  What any reader sees is as if it had been freed
+ * at once: a run in the queue is no longer kept (run_kept), and the queue
+ * is drained before anything could tell the difference: sim_item, the run
+ * and item limits, growing the run and item tables, the memory budget, a
+ * host going down and the end.  A slot in the queue may have been freed
+ * (and reused) meanwhile: an unref of a kept run does nothing, and a free
+ * slot (id 0) is skipped. */
+
+/* What freeing the run at slot will read. */
+static void retq_deps(struct sim *sim, uint32_t slot)
 {
     const struct run_rec *r = &sim->runs[slot];
-    if (r->active || r->in_hook || r->holds || sim->hs[r->handler].latest == slot)
+    if (!r->id)
         return;
-    run_free(sim, slot);
+    idwin_prefetch(&sim->run_map, r->id);
+    if (r->ntaken == 1 && r->tk_slot < sim->items_hw) {
+        __builtin_prefetch(&sim->items[r->tk_slot]);
+        idwin_prefetch(&sim->item_map, r->tk_id);
+        if (sim->fx.ck)
+            checker_prefetch_item(sim->fx.ck, r->tk_id, r->ck_slot);
+    }
+}
+
+static void retq_pop(struct sim *sim)
+{
+    uint32_t slot = sim->retq[sim->retq_head];
+    sim->retq_head = (sim->retq_head + 1) % SIM_RETQ;
+    sim->retq_n--;
+    if (sim->runs[slot].id)
+        sim__run_unref(sim, slot);
+}
+
+void sim__retq_flush(struct sim *sim)
+{
+    while (sim->retq_n)
+        retq_pop(sim);
+}
+
+/* The run at slot is no longer its handler's latest. */
+static void retq_push(struct sim *sim, uint32_t slot)
+{
+    if (sim->retq_n == SIM_RETQ)
+        retq_pop(sim);
+    if (sim->retq_n >= SIM_RETQ / 2)
+        retq_deps(sim, sim->retq[(sim->retq_head + sim->retq_n - SIM_RETQ / 2) % SIM_RETQ]);
+    __builtin_prefetch(&sim->runs[slot]);
+    __builtin_prefetch((const char *)&sim->runs[slot] + 64);
+    sim->retq[(sim->retq_head + sim->retq_n) % SIM_RETQ] = slot;
+    sim->retq_n++;
+}
+
+void sim__run_unref(struct sim *sim, uint32_t slot)
+{
+    if (!run_kept(sim, slot))
+        run_free(sim, slot);
 }
 
 void sim_run_hold(struct sim *sim, uint64_t run)
@@ -233,7 +307,9 @@ static int reserve(struct sim *sim, const struct run_req *rq, uint32_t slot)
         /* Resume at emitting with the results of the earlier run: the same
          * reservation, no new mutation. */
         SIM_ASSERT(rq->resume_of < r->id);
-        const struct run_rec *o = &sim->runs[run_slot_of(sim, rq->resume_of)];
+        /* Kept when sim_run_start was called (checked there); it may have
+         * stopped being the latest since. */
+        const struct run_rec *o = &sim->runs[idwin_get(&sim->run_map, rq->resume_of)];
         if (hd->kind == H_PRODUCER) {
             r->src_from = o->src_from;
             r->src_to = o->src_to;
@@ -356,12 +432,16 @@ static void schedule_phases(struct sim *sim, uint32_t slot, int has_work)
  * run copies it). */
 static uint32_t run_new(struct sim *sim, const struct run_req *rq, uint64_t id, uint32_t *prev)
 {
-    struct handler_state *hs = &sim->hs[rq->handler];
-    uint32_t old = hs->latest;
-    if (old != ITEM_NIL && sim->runs[old].id != rq->resume_of) {
+    uint32_t old = sim->hs[rq->handler].latest;
+    if (old != ITEM_NIL && !rq->resume_of && sim->prefetch) {
+        /* Not read now: it waits in the retire queue, loading. */
+        sim->hs[rq->handler].latest = ITEM_NIL;
+        retq_push(sim, old);
+    } else if (old != ITEM_NIL && sim->runs[old].id != rq->resume_of) {
+        sim__retq_flush(sim); /* the state fell below the threshold: none waits */
         /* Its latest place was all that kept the previous run: it goes
          * first, so that the new run takes its slot, still in cache. */
-        hs->latest = ITEM_NIL;
+        sim->hs[rq->handler].latest = ITEM_NIL;
         sim__run_unref(sim, old);
     }
     uint32_t slot = run_alloc(sim);
@@ -371,9 +451,8 @@ static uint32_t run_new(struct sim *sim, const struct run_req *rq, uint64_t id, 
                                        .retry_of = rq->retry_of, .resume_of = rq->resume_of, .tag = rq->tag};
     idwin_put(&sim->run_map, id, slot);
     sim->live_runs++;
-    hs = &sim->hs[rq->handler];
-    *prev = hs->latest;
-    hs->latest = slot;
+    *prev = sim->hs[rq->handler].latest;
+    sim->hs[rq->handler].latest = slot;
     return slot;
 }
 
@@ -384,6 +463,10 @@ uint64_t sim_run_start(struct sim *sim, const struct run_req *rq)
     if (!sim->accepting)
         return 0; /* a stopping host starts nothing new */
     uint64_t max_runs = sim->o->max_runs ? sim->o->max_runs : SIM_MAX_RUNS_DEFAULT;
+    if (sim->live_runs >= max_runs)
+        sim__retq_flush(sim); /* counted as the eager free would have */
+    if (rq->resume_of)
+        run_slot_of(sim, rq->resume_of); /* a kept run, or the policy misused the API */
     if (sim->live_runs >= max_runs) {
         char m[128];
         snprintf(m, sizeof m, "run limit: more than %" PRIu64 " live runs", max_runs);
@@ -583,7 +666,10 @@ void sim_run_get(const struct sim *sim, uint64_t run, struct sim_run_info *o)
 
 int sim_run_kept(const struct sim *sim, uint64_t run)
 {
-    return run >= 1 && run <= sim->nruns && idwin_get(&sim->run_map, run) != IDMAP_NONE;
+    if (run < 1 || run > sim->nruns)
+        return 0;
+    uint32_t slot = idwin_get(&sim->run_map, run);
+    return slot != IDMAP_NONE && run_kept(sim, slot);
 }
 
 uint32_t sim_active_runs(const struct sim *sim, uint32_t handler) { return sim->hs[handler].active; }

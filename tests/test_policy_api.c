@@ -496,6 +496,27 @@ static void test_run_records_kept(void **state)
     sim_result_free(&r);
 }
 
+/* The same in a fleet whose live state is past the prefetch threshold
+ * (100 000 idle instances besides): run 1 then waits in the engine's retire
+ * queue instead of being freed at once, which no reader may tell. */
+static void test_run_records_kept_fleet(void **state)
+{
+    (void)state;
+    reset_knobs();
+    on_start_fn = kept_start;
+    on_timer_fn = kept_timer;
+    on_end_fn = kept_end;
+    char text[512];
+    snprintf(text, sizeof text, "%sworkflow idle x 100000\n  consumer z subscribe u fifo runs 1s\n", kept_text);
+    struct sim_result r;
+    run_probe(text, NULL, &r);
+    EXPECT_I64(r.prefetched, 1, "past the threshold");
+    EXPECT_STR(log_str(), "start 0; timer 1 20s; end 21s; end 21s; timer 2 40s; checked; end 41s; end 41s; destroy 1d1h",
+               "log");
+    EXPECT_I64(simtest_metric(&r, -1, "processed"), 4, "processed");
+    sim_result_free(&r);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -508,6 +529,7 @@ int main(void)
         cmocka_unit_test(test_on_stop_not_at_crash),
         cmocka_unit_test(test_on_stop_optional),
         cmocka_unit_test(test_run_records_kept),
+        cmocka_unit_test(test_run_records_kept_fleet),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
