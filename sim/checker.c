@@ -87,6 +87,8 @@ static uint32_t item_alloc(struct checker *c)
     uint32_t slot = c->items_free;
     if (slot != CK_NIL) {
         c->items_free = c->items[slot].consumer;
+        if (c->items_free != CK_NIL) /* the next one's link, read at the next publish */
+            __builtin_prefetch(&c->items[c->items_free]);
         return slot;
     }
     size_t cap = c->items_cap;
@@ -478,6 +480,8 @@ static struct checker_run *run_own(struct checker *c, uint64_t id)
     uint32_t slot = c->runs_free;
     if (slot != CK_NIL) {
         c->runs_free = c->runs[slot].handler;
+        if (c->runs_free != CK_NIL) /* the next one's link, read at the next start */
+            __builtin_prefetch(&c->runs[c->runs_free]);
     } else {
         size_t cap = c->runs_cap;
         c->runs = ck_grow(c, c->runs, sizeof *c->runs, &cap, (size_t)c->runs_hw + 1);

@@ -154,6 +154,8 @@ static inline uint32_t slot_alloc(struct evq *q)
     uint32_t idx = q->free_head;
     if (idx != SLOT_NIL) {
         q->free_head = q->slots[idx].link;
+        if (q->free_head != SLOT_NIL) /* the next one's link, read at the next push */
+            __builtin_prefetch(&q->slots[q->free_head]);
         return idx;
     }
     SIM_ASSERT(q->nslots < EVQ_SLOTS_MAX);

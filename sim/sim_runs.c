@@ -133,6 +133,8 @@ static uint32_t run_alloc(struct sim *sim)
     }
     if (slot != ITEM_NIL) {
         sim->runs_free = sim->runs[slot].aslot;
+        if (sim->runs_free != ITEM_NIL) /* the next one's link, read at the next start */
+            __builtin_prefetch(&sim->runs[sim->runs_free]);
         return slot;
     }
     if (sim->runs_hw == sim->runs_cap) {
