@@ -315,31 +315,38 @@ static void doubled_dec(struct checker *c, uint32_t prod, uint64_t key, int64_t 
 
 /* PROMISE_UNIT, a producer's due: a run takes (delta = 1) or releases it.
  * Returns 1 if, on taking, another active run already held it. */
+static int64_t *adue_at(struct ck_prod *pr, size_t k) { return k ? &pr->adue[k - 1] : &pr->due0; }
+static uint32_t *acnt_at(struct ck_prod *pr, size_t k) { return k ? &pr->acnt[k - 1] : &pr->cnt0; }
+
 static int due_hold(struct checker *c, uint32_t h, uint32_t tmpl, int64_t due_us, int delta, int64_t now_us)
 {
     struct ck_prod *pr = &c->prods[c->hs[h].prod];
     size_t k = 0;
-    while (k < pr->nadue && pr->adue[k] != due_us)
+    while (k < pr->nadue && *adue_at(pr, k) != due_us)
         k++;
     if (delta > 0) {
         if (k == pr->nadue) {
-            pr->adue = ck_grow(c, pr->adue, sizeof *pr->adue, &pr->cadue, pr->nadue + 1);
-            pr->acnt = ck_grow(c, pr->acnt, sizeof *pr->acnt, &pr->cacnt, pr->nadue + 1);
-            pr->adue[k] = due_us;
-            pr->acnt[k] = 0;
+            if (k > 0) {
+                pr->adue = ck_grow(c, pr->adue, sizeof *pr->adue, &pr->cadue, k);
+                pr->acnt = ck_grow(c, pr->acnt, sizeof *pr->acnt, &pr->cacnt, k);
+            }
+            *adue_at(pr, k) = due_us;
+            *acnt_at(pr, k) = 0;
             pr->nadue++;
         }
-        int shared = pr->acnt[k] > 0;
-        if (++pr->acnt[k] == 2)
+        uint32_t *cnt = acnt_at(pr, k);
+        int shared = *cnt > 0;
+        if (++*cnt == 2)
             doubled_inc(c, h, (uint64_t)due_us, tmpl, now_us);
         return shared;
     }
-    SIM_ASSERT(k < pr->nadue && pr->acnt[k] > 0);
-    if (pr->acnt[k]-- == 2)
+    SIM_ASSERT(k < pr->nadue && *acnt_at(pr, k) > 0);
+    uint32_t *cnt = acnt_at(pr, k);
+    if ((*cnt)-- == 2)
         doubled_dec(c, h, (uint64_t)due_us, now_us);
-    if (pr->acnt[k] == 0) {
-        pr->adue[k] = pr->adue[pr->nadue - 1];
-        pr->acnt[k] = pr->acnt[pr->nadue - 1];
+    if (*cnt == 0) {
+        *adue_at(pr, k) = *adue_at(pr, pr->nadue - 1);
+        *cnt = *acnt_at(pr, pr->nadue - 1);
         pr->nadue--;
     }
     return 0;

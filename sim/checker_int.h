@@ -128,11 +128,16 @@ struct ck_prod {
     int64_t prev_due;              /* the latest due walked, its miss undecided; -1 none */
     int64_t prev_start_us;         /* the start that served it, SIM_NEVER none */
     struct pset committed, mutated;
-    /* PROMISE_UNIT: the dues its active runs serve, with how many runs each. */
+    /* PROMISE_UNIT: the dues its active runs serve, with how many runs each:
+     * the first in the record itself (one run at a time needs no other
+     * read), the rest in adue[k - 1], acnt[k - 1]. */
     int64_t *adue;
     uint32_t *acnt;
     size_t nadue, cadue, cacnt;
+    int64_t due0;
+    uint32_t cnt0;
 };
+_Static_assert(sizeof(struct ck_prod) == 192, "a producer's record is three cache lines");
 _Static_assert(offsetof(struct ck_prod, committed) + sizeof(struct prog) <= 64, "a commit reads line 1");
 _Static_assert(offsetof(struct ck_prod, mutated) >= 64 && offsetof(struct ck_prod, mutated) + sizeof(struct prog) <= 128,
                "a mutation reads line 2");
