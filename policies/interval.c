@@ -305,6 +305,9 @@ static void pass_continue(struct policy *p, int64_t now_us)
     arm(p, now_us + 1);
 }
 
+/* Due schedules whose records the loop loads ahead of starting them. */
+#define DUE_AHEAD 4
+
 /* One iteration of the PRD's loop: every schedule with next_run_at <= now,
  * in configuration order (workflow instances, then handlers: handler ids),
  * starts unless its workflow is at capacity, in which case it waits (still
@@ -326,7 +329,11 @@ static void check(struct policy *p, int64_t now_us)
     }
     if (n > 1)
         qsort(p->due, n, sizeof *p->due, cmp_u32);
+    for (uint32_t i = 0; i < n && i < DUE_AHEAD; i++)
+        sim_prefetch_handler(p->sim, p->due[i]);
     for (uint32_t i = 0; i < n; i++) {
+        if (i + DUE_AHEAD < n)
+            sim_prefetch_handler(p->sim, p->due[i + DUE_AHEAD]);
         uint32_t h = p->due[i], inst = p->t->h_inst[h];
         if (p->running[inst] >= p->max_concurrent) {
             /* once: a schedule change while it waits puts it in the index again */

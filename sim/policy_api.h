@@ -254,6 +254,12 @@ void sim_declare_inst_rows(struct sim *sim, const void *base, size_t size);
  * engine starts loading that handler's rows (and its own records of it)
  * while the event before the wake runs.  A hint only, as above. */
 void sim_declare_handler_tag(struct sim *sim, uint32_t tag);
+/* A policy about to act on several handlers in turn (a check loop's due
+ * schedules, a sweep over consumers) may name the ones a few turns ahead:
+ * the engine starts loading their rows (as declared) and its own records
+ * of them.  A hint only, as above; it does nothing while the live state
+ * fits the caches. */
+void sim_prefetch_handler(const struct sim *sim, uint32_t h);
 
 /* --- waking the host ---------------------------------------------------------
  * Three ways, all of which vanish at a host crash and at a graceful stop

@@ -505,6 +505,16 @@ PREFETCH_FN prefetch_next_deps(const struct sim *sim, const struct evq_hint *h)
     }
 }
 
+/* A policy names a handler it will act on soon (policy_api.h). */
+void sim_prefetch_handler(const struct sim *sim, uint32_t h)
+{
+    if (!sim->prefetch || h >= sim->w.nh)
+        return;
+    prefetch_handler(sim, h);
+    if (sim->fx.ck)
+        checker_prefetch(sim->fx.ck, h, UINT32_MAX, UINT32_MAX, CK_PREFETCH_START);
+}
+
 static void dispatch(struct sim *sim, const struct evq_event *ev)
 {
     uint32_t kind = EV_KIND(ev->kind);

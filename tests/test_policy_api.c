@@ -452,6 +452,9 @@ static void kept_timer(struct policy *p, uint32_t tag, int64_t now_us)
         EXPECT_I64(sim_item(sim, 0)->state, ITEM_PENDING, "reserved, not yet committed");
         return;
     }
+    /* A hint, in range or not, changes nothing. */
+    sim_prefetch_handler(sim, 0);
+    sim_prefetch_handler(sim, UINT32_MAX);
     /* Run 1 was c's latest; run 3 took its place. */
     EXPECT_I64(sim_run_kept(sim, 1), 0, "run 1 after run 3 started");
     EXPECT_I64(sim_item(sim, 0)->state, ITEM_GONE, "item 0 with it");
