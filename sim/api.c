@@ -89,7 +89,7 @@ _Static_assert((int)SIM_SCHED_NONE == (int)SCHED_NONE && (int)SIM_SCHED_EVERY ==
 void sim_sched_info(const struct sim *sim, uint32_t handler, struct sim_sched_info *out)
 {
     SIM_ASSERT(handler < sim->w.nh);
-    const struct handler_def *hd = world_hdef(&sim->w, handler);
+    const struct handler_def *hd = sim__hdef(sim, handler);
     *out = (struct sim_sched_info){.kind = SIM_SCHED_NONE, .changed_us = -1};
     if (hd->kind != H_PRODUCER)
         return;
@@ -106,7 +106,7 @@ int64_t sim_sched_next_opt(const struct sim *sim, uint32_t handler, int64_t afte
                            const struct sim_sched_opts *o)
 {
     SIM_ASSERT(handler < sim->w.nh);
-    const struct handler_def *hd = world_hdef(&sim->w, handler);
+    const struct handler_def *hd = sim__hdef(sim, handler);
     if (hd->kind != H_PRODUCER)
         return SIM_NEVER;
     /* Read differently (another zone, AND, another DST rule): cron
@@ -122,7 +122,7 @@ int64_t sim_sched_next_opt(const struct sim *sim, uint32_t handler, int64_t afte
 int64_t sim_sched_prev(const struct sim *sim, uint32_t handler, int64_t t_us)
 {
     SIM_ASSERT(handler < sim->w.nh);
-    const struct handler_def *hd = world_hdef(&sim->w, handler);
+    const struct handler_def *hd = sim__hdef(sim, handler);
     const struct scenario *s = sim->scn;
     if (hd->kind != H_PRODUCER || t_us < 0)
         return -1;
@@ -202,7 +202,7 @@ int sim_topic_keyed(struct sim *sim, uint32_t handler, uint16_t topic)
 int sim_correlates(const struct sim *sim, uint32_t consumer, uint16_t *a, uint16_t *b)
 {
     SIM_ASSERT(consumer < sim->w.nh);
-    const struct handler_def *hd = world_hdef(&sim->w, consumer);
+    const struct handler_def *hd = sim__hdef(sim, consumer);
     if (hd->kind != H_CONSUMER || hd->script.kind != SCRIPT_CORRELATE)
         return 0;
     *a = hd->script.corr_a;

@@ -67,7 +67,7 @@ static void double_effect(struct checker *c, uint32_t tmpl)
  * L every due <= L is served. */
 int64_t ck_next_unserved_due(const struct checker *c, uint32_t h)
 {
-    const struct schedule *sc = &world_hdef(c->w, h)->sched;
+    const struct schedule *sc = &world_tdef(c->w, ck_tmpl(c, h))->sched;
     if (c->hs[h].flags & HS_STARTED)
         return schedule_next(c->scn, sc, c->hs[h].last_start_us, 0);
     return schedule_next(c->scn, sc, 0, 1);
@@ -533,7 +533,7 @@ static void due_decide(struct ck_prod *pr, struct metrics *m, int64_t period_us)
  * walked; the last one's at the end, with schedule_period_at. */
 static void dues_walk(struct checker *c, struct ck_prod *pr, int64_t upto, int64_t start_us)
 {
-    const struct schedule *sc = &world_hdef(c->w, pr->h)->sched;
+    const struct schedule *sc = &world_tdef(c->w, ck_tmpl(c, pr->h))->sched;
     struct metrics *m = &c->tm[ck_tmpl(c, pr->h)];
     int first = 1;
     while (pr->next_due != SIM_NEVER && pr->next_due <= upto) {
@@ -782,7 +782,7 @@ static void finish_dues(struct checker *c)
         dues_walk(c, pr, INT64_MAX, SIM_NEVER);
         if (pr->prev_due >= 0)
             due_decide(pr, &c->tm[ck_tmpl(c, pr->h)],
-                       schedule_period_at(c->scn, &world_hdef(c->w, pr->h)->sched, pr->prev_due));
+                       schedule_period_at(c->scn, &world_tdef(c->w, ck_tmpl(c, pr->h))->sched, pr->prev_due));
     }
 }
 

@@ -122,7 +122,7 @@ void sim__apply_deadline(struct sim *sim, struct run_rec *r, int64_t d[3])
 int64_t sim_deadline(const struct sim *sim, uint32_t handler)
 {
     SIM_ASSERT(handler < sim->w.nh);
-    const struct handler_def *hd = world_hdef(&sim->w, handler);
+    const struct handler_def *hd = sim__hdef(sim, handler);
     return hd->deadline_us ? hd->deadline_us : SIM_NEVER;
 }
 

@@ -23,6 +23,10 @@ void world_build(struct world *w, const struct scenario *s)
     }
     w->wf_first_tmpl[s->nwfs] = tmpl;
     w->ntmpl = tmpl;
+    w->tmpl_def = xcalloc(tmpl ? tmpl : 1, sizeof *w->tmpl_def);
+    for (uint16_t f = 0; f < s->nwfs; f++)
+        for (uint16_t h = 0; h < s->wfs[f].nhandlers; h++)
+            w->tmpl_def[w->wf_first_tmpl[f] + h] = &s->wfs[f].handlers[h];
 
     w->wf_first_inst = xcalloc((size_t)s->nwfs + 1, sizeof *w->wf_first_inst);
     uint32_t i = 0, nh = 0, nt = 0;
@@ -88,6 +92,7 @@ void world_free(struct world *w)
     free(w->inst_first_h);
     free(w->inst_first_t);
     free(w->wf_first_tmpl);
+    free(w->tmpl_def);
     free(w->h);
     free(w->topic_inst);
     free(w->sub_first);

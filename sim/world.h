@@ -40,6 +40,7 @@ struct world {
     uint32_t *topic_inst;          /* [nt] instance of each topic */
     uint32_t ntmpl;                /* handler templates */
     uint32_t *wf_first_tmpl;       /* [nwfs + 1] */
+    const struct handler_def **tmpl_def; /* [ntmpl] each template's definition */
     /* subscribers of each topic instance: subs[sub_first[t] .. sub_first[t+1]) */
     uint32_t *sub_first;           /* [nt + 1] */
     uint32_t *subs;
@@ -47,6 +48,14 @@ struct world {
 
 void world_build(struct world *w, const struct scenario *s);
 void world_free(struct world *w);
+
+/* A template's definition: a small table, where world_hdef reads the
+ * handler's own entry of w->h (a cache miss in a large fleet when nothing
+ * else read it). */
+static inline const struct handler_def *world_tdef(const struct world *w, uint32_t tmpl)
+{
+    return w->tmpl_def[tmpl];
+}
 
 static inline const struct handler_def *world_hdef(const struct world *w, uint32_t hid)
 {
