@@ -14,6 +14,7 @@
 #include "sim/cal.h"
 #include "sim/util.h"
 #include "sim/rng.h"
+#include "bench/bench_util.h"
 
 #define REPS 5
 #define STARTS (1u << 16) /* a power of two */
@@ -31,19 +32,6 @@ static const char *const zones[] = {"Europe/Berlin", "America/New_York", "Austra
 #define NZONE (sizeof zones / sizeof zones[0])
 
 static int64_t starts[STARTS];
-
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
 
 int main(void)
 {

@@ -29,6 +29,7 @@
 
 #include "sim/crashpoints.h"
 #include "sim/util.h"
+#include "bench/bench_util.h"
 
 #define MAX_REPS 50
 
@@ -38,19 +39,6 @@ struct bench_case {
     uint64_t max;                  /* 0: every point */
     int reps;
 };
-
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-static int cmp_double(const void *x, const void *y)
-{
-    double a = *(const double *)x, b = *(const double *)y;
-    return (a > b) - (a < b);
-}
 
 static double median(double *v, int n)
 {

@@ -31,6 +31,7 @@
 #include "sim/sim.h"
 #include "sim/util.h"
 #include "sim/rng.h"
+#include "bench/bench_util.h"
 
 #define REPS 5
 #define OFFS (1u << 16) /* table of exponential offsets; a power of two */
@@ -46,13 +47,6 @@ static void offs_init(uint64_t seed)
         double u = (double)((rng_next(&r) >> 11) + 1) * 0x1p-53;
         offs_us[i] = (int64_t)llround(-MEAN_US * log(u));
     }
-}
-
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
 static volatile int64_t sink; /* keeps the timed loops from being elided */
@@ -202,12 +196,6 @@ static double run_engine(const struct scenario *s, size_t n, size_t m)
         abort();
     sim_result_free(&r);
     return (double)m / dt;
-}
-
-static int cmp_double(const void *x, const void *y)
-{
-    double a = *(const double *)x, b = *(const double *)y;
-    return (a > b) - (a < b);
 }
 
 static double median(double *v, size_t n)

@@ -44,6 +44,7 @@
 
 #include "sim/sim.h"
 #include "sim/util.h"
+#include "bench/bench_util.h"
 
 #define MAX_SHAPES 8
 #define MAX_REPS 9
@@ -62,19 +63,6 @@ struct row {
     long maxrss_kib;               /* the largest over the repetitions */
     char why[160];
 };
-
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-static int cmp_double(const void *x, const void *y)
-{
-    double a = *(const double *)x, b = *(const double *)y;
-    return (a > b) - (a < b);
-}
 
 /* The horizon in hours (the shapes use d, h or m). */
 static double horizon_h(const char *hz)

@@ -15,6 +15,7 @@
 
 #include "sim/sim.h"
 #include "sim/util.h"
+#include "bench/bench_util.h"
 
 #define REPS 7
 
@@ -23,19 +24,6 @@ static const char *year = "name interval_year\n"
                           "drain 0\n"
                           "workflow agent\n"
                           "  producer report every 1d runs 5m publish out\n";
-
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-static int cmp_double(const void *x, const void *y)
-{
-    double a = *(const double *)x, b = *(const double *)y;
-    return (a > b) - (a < b);
-}
 
 int main(void)
 {

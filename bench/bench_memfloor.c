@@ -25,6 +25,7 @@
 
 #include "sim/rng.h"
 #include "sim/util.h"
+#include "bench/bench_util.h"
 
 #define REPS 5
 #define READS (UINT64_C(1) << 22)
@@ -34,19 +35,6 @@ struct line {
     uint64_t next;                 /* chase: the index of the next line */
     uint64_t pad[LINE / 8 - 1];
 };
-
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
 
 static volatile uint64_t sink; /* keeps the reads alive */
 

@@ -14,21 +14,9 @@
 
 #include "sim/sim.h"
 #include "sim/util.h"
+#include "bench/bench_util.h"
 
 #define REPS 3
-
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-static int cmp_double(const void *x, const void *y)
-{
-    double a = *(const double *)x, b = *(const double *)y;
-    return (a > b) - (a < b);
-}
 
 int main(int argc, char **argv)
 {
