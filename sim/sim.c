@@ -438,6 +438,15 @@ PREFETCH_FN prefetch_handler(const struct sim *sim, uint32_t h)
     }
 }
 
+/* What a run of h that starts now reads: the above, and the checker's
+ * record of h. */
+PREFETCH_FN prefetch_handler_start(const struct sim *sim, uint32_t h)
+{
+    prefetch_handler(sim, h);
+    if (sim->fx.ck)
+        checker_prefetch(sim->fx.ck, h, UINT32_MAX, UINT32_MAX, CK_PREFETCH_START);
+}
+
 /* Stage 1: what the hint names. */
 PREFETCH_FN prefetch_next(const struct sim *sim, const struct evq_hint *h)
 {
@@ -465,9 +474,7 @@ PREFETCH_FN prefetch_next_deps(const struct sim *sim, const struct evq_hint *h)
             wake = (uint32_t)al->arg;
     }
     if (wake != UINT32_MAX) {
-        prefetch_handler(sim, wake);
-        if (sim->fx.ck)
-            checker_prefetch(sim->fx.ck, wake, UINT32_MAX, UINT32_MAX, CK_PREFETCH_START);
+        prefetch_handler_start(sim, wake);
         return;
     }
     if (h->kind != EV_PHASE || h->a >= sim->runs_hw)
@@ -489,30 +496,22 @@ PREFETCH_FN prefetch_next_deps(const struct sim *sim, const struct evq_hint *h)
         return;
     /* From the compact tables: the handler's own records are still loading. */
     uint32_t inst = sim->topo.h_inst[r->handler];
-    const struct handler_def *hd =
-        &sim->scn->wfs[sim->w.inst_wf[inst]].handlers[r->handler - sim->w.inst_first_h[inst]];
+    const struct handler_def *hd = world_inst_hdef(&sim->w, inst, r->handler);
     if (hd->out_topic < 0)
         return;
     if (hd->source >= 0)
         __builtin_prefetch(&sim->srcs[(size_t)inst * sim->scn->nsources + (size_t)hd->source]);
     uint32_t t = sim->w.inst_first_t[inst] + (uint32_t)hd->out_topic;
     uint32_t k0 = sim->w.sub_first[t], k1 = sim->w.sub_first[t + 1];
-    for (uint32_t k = k0; k < k1 && k < k0 + 4; k++) {
-        uint32_t c = sim->w.subs[k];
-        prefetch_handler(sim, c);
-        if (sim->fx.ck)
-            checker_prefetch(sim->fx.ck, c, UINT32_MAX, UINT32_MAX, CK_PREFETCH_START);
-    }
+    for (uint32_t k = k0; k < k1 && k < k0 + 4; k++)
+        prefetch_handler_start(sim, sim->w.subs[k]);
 }
 
 /* A policy names a handler it will act on soon (policy_api.h). */
 void sim_prefetch_handler(const struct sim *sim, uint32_t h)
 {
-    if (!sim->prefetch || h >= sim->w.nh)
-        return;
-    prefetch_handler(sim, h);
-    if (sim->fx.ck)
-        checker_prefetch(sim->fx.ck, h, UINT32_MAX, UINT32_MAX, CK_PREFETCH_START);
+    if (sim->prefetch && h < sim->w.nh)
+        prefetch_handler_start(sim, h);
 }
 
 static void dispatch(struct sim *sim, const struct evq_event *ev)
