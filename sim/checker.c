@@ -88,7 +88,7 @@ static uint32_t item_alloc(struct checker *c)
     if (slot != CK_NIL) {
         c->items_free = c->items[slot].consumer;
         if (c->items_free != CK_NIL) /* the next one's link, read at the next publish */
-            __builtin_prefetch(&c->items[c->items_free]);
+            sim_prefetch(&c->items[c->items_free]);
         return slot;
     }
     size_t cap = c->items_cap;
@@ -388,15 +388,15 @@ static uint32_t group_of(const struct checker *c, uint32_t h)
 void checker_prefetch(const struct checker *c, uint32_t handler, uint32_t prod, uint32_t item, enum ck_prefetch what)
 {
     if (item < c->items_hw)
-        __builtin_prefetch(&c->items[item]);
+        sim_prefetch(&c->items[item]);
     if (prod < c->nprods)
-        __builtin_prefetch((const char *)&c->prods[prod] + (what == CK_PREFETCH_MUTATION ? 64 : 0));
+        sim_prefetch((const char *)&c->prods[prod] + (what == CK_PREFETCH_MUTATION ? 64 : 0));
     if (what == CK_PREFETCH_MUTATION || handler >= c->w->nh)
         return;
     if (item < c->items_hw || what == CK_PREFETCH_START)
-        __builtin_prefetch(&c->hs[handler]);
+        sim_prefetch(&c->hs[handler]);
     if (c->ngroups && c->promise != PROMISE_WORKFLOW) /* a workflow's group: through the record above */
-        __builtin_prefetch(&c->groups[handler]);
+        sim_prefetch(&c->groups[handler]);
 }
 
 /* An item's retirement reads its place in item_map and its record. */
@@ -404,7 +404,7 @@ void checker_prefetch_item(const struct checker *c, uint64_t item, uint32_t slot
 {
     idwin_prefetch(&c->item_map, item);
     if (slot < c->items_hw)
-        __builtin_prefetch(&c->items[slot]);
+        sim_prefetch(&c->items[slot]);
 }
 
 /* ---- runs: records ------------------------------------------------------------------ */
@@ -488,7 +488,7 @@ static struct checker_run *run_own(struct checker *c, uint64_t id)
     if (slot != CK_NIL) {
         c->runs_free = c->runs[slot].handler;
         if (c->runs_free != CK_NIL) /* the next one's link, read at the next start */
-            __builtin_prefetch(&c->runs[c->runs_free]);
+            sim_prefetch(&c->runs[c->runs_free]);
     } else {
         size_t cap = c->runs_cap;
         c->runs = ck_grow(c, c->runs, sizeof *c->runs, &cap, (size_t)c->runs_hw + 1);

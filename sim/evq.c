@@ -155,7 +155,7 @@ static inline uint32_t slot_alloc(struct evq *q)
     if (idx != SLOT_NIL) {
         q->free_head = q->slots[idx].link;
         if (q->free_head != SLOT_NIL) /* the next one's link, read at the next push */
-            __builtin_prefetch(&q->slots[q->free_head]);
+            sim_prefetch(&q->slots[q->free_head]);
         return idx;
     }
     SIM_ASSERT(q->nslots < EVQ_SLOTS_MAX);
@@ -430,7 +430,7 @@ int evq_hints(const struct evq *q, struct evq_hint *h, int n)
     for (uint64_t m = q->mask; k < n && m; m &= m - 1)
         k += bucket_least(&q->bk[__builtin_ctzll(m) + 1], e + k, n - k);
     for (int i = 0; i < k; i++) {
-        __builtin_prefetch(&q->slots[e[i]->slot]);
+        sim_prefetch(&q->slots[e[i]->slot]);
         h[i] = (struct evq_hint){e[i]->hint >> (32 - HINT_KIND_BITS), e[i]->hint & HINT_A_MASK, e[i]->slot};
     }
     return k;

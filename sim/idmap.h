@@ -23,6 +23,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "sim/util.h"
+
 #define IDMAP_NONE UINT32_MAX
 
 struct idmap_ent {
@@ -106,7 +108,7 @@ static inline size_t idwin_count(const struct idwin *w) { return w->nring + w->o
 static inline void idwin_prefetch(const struct idwin *w, uint64_t id)
 {
     if (id >= w->lo && id - w->lo < w->cap)
-        __builtin_prefetch(&w->ring[id & (w->cap - 1)]);
+        sim_prefetch(&w->ring[id & (w->cap - 1)]);
 }
 
 /* The slot of id, IDMAP_NONE if it is not in the map. */

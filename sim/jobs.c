@@ -170,8 +170,8 @@ static void sift_down(struct job_ent *h, uint64_t n, uint64_t i)
             break;
         uint64_t g = 2 * c + 1;
         if (g < n) {
-            __builtin_prefetch(&h[g]);
-            __builtin_prefetch(&h[g + 3 < n ? g + 3 : n - 1]);
+            sim_prefetch(&h[g]);
+            sim_prefetch(&h[g + 3 < n ? g + 3 : n - 1]);
         }
         if (c + 1 < n && ent_less(&h[c + 1], &h[c]))
             c++;

@@ -428,13 +428,13 @@ PREFETCH_FN prefetch_handler(const struct sim *sim, uint32_t h)
 {
     if (h >= sim->w.nh)
         return;
-    __builtin_prefetch(&sim->hs[h]);
-    __builtin_prefetch(&sim->inst_runs[h]);
+    sim_prefetch(&sim->hs[h]);
+    sim_prefetch(&sim->inst_runs[h]);
     for (uint32_t k = 0; k < sim->nrow_arrays; k++) {
         size_t i = sim->row_arrays[k].per_inst ? sim->topo.h_inst[h] : h;
         const char *row = sim->row_arrays[k].base + i * sim->row_arrays[k].size;
-        __builtin_prefetch(row);
-        __builtin_prefetch(row + sim->row_arrays[k].size - 1); /* a row across two lines */
+        sim_prefetch(row);
+        sim_prefetch(row + sim->row_arrays[k].size - 1); /* a row across two lines */
     }
 }
 
@@ -451,12 +451,12 @@ PREFETCH_FN prefetch_handler_start(const struct sim *sim, uint32_t h)
 PREFETCH_FN prefetch_next(const struct sim *sim, const struct evq_hint *h)
 {
     if (h->kind == EV_PHASE && h->a < sim->runs_hw) {
-        __builtin_prefetch(&sim->runs[h->a]);
-        __builtin_prefetch((const char *)&sim->runs[h->a] + 64);
+        sim_prefetch(&sim->runs[h->a]);
+        sim_prefetch((const char *)&sim->runs[h->a] + 64);
     } else if (h->kind == EV_PUBLISH && h->a < sim->npubs) {
-        __builtin_prefetch(&sim->pubs[h->a]);
+        sim_prefetch(&sim->pubs[h->a]);
     } else if (h->kind == EV_ALARM && h->a < sim->nalarms) {
-        __builtin_prefetch(&sim->alarms[h->a]);
+        sim_prefetch(&sim->alarms[h->a]);
     }
 }
 
@@ -484,11 +484,11 @@ PREFETCH_FN prefetch_next_deps(const struct sim *sim, const struct evq_hint *h)
         return; /* its next step reads the run record alone */
     int mutation = r->phase == PHASE_MUTATING;
     if (r->aslot < sim->nactive)
-        __builtin_prefetch(&sim->active_ck[r->aslot]);
+        sim_prefetch(&sim->active_ck[r->aslot]);
     if (!mutation)
         prefetch_handler(sim, r->handler);
     if (r->ntaken == 1 && r->tk_slot < sim->items_hw && !mutation)
-        __builtin_prefetch(&sim->items[r->tk_slot]);
+        sim_prefetch(&sim->items[r->tk_slot]);
     if (sim->fx.ck)
         checker_prefetch(sim->fx.ck, r->handler, r->ntaken == 1 ? UINT32_MAX : r->ck_slot,
                          r->ntaken == 1 ? r->ck_slot : UINT32_MAX, mutation ? CK_PREFETCH_MUTATION : CK_PREFETCH_END);
@@ -500,7 +500,7 @@ PREFETCH_FN prefetch_next_deps(const struct sim *sim, const struct evq_hint *h)
     if (hd->out_topic < 0)
         return;
     if (hd->source >= 0)
-        __builtin_prefetch(&sim->srcs[(size_t)inst * sim->scn->nsources + (size_t)hd->source]);
+        sim_prefetch(&sim->srcs[(size_t)inst * sim->scn->nsources + (size_t)hd->source]);
     uint32_t t = sim->w.inst_first_t[inst] + (uint32_t)hd->out_topic;
     uint32_t k0 = sim->w.sub_first[t], k1 = sim->w.sub_first[t + 1];
     for (uint32_t k = k0; k < k1 && k < k0 + 4; k++)

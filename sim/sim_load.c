@@ -76,7 +76,7 @@ static uint32_t item_alloc(struct sim *sim)
     if (slot != ITEM_NIL) {
         sim->items_free = sim->items[slot].next;
         if (sim->items_free != ITEM_NIL) /* the next one's link, read at the next publish */
-            __builtin_prefetch(&sim->items[sim->items_free]);
+            sim_prefetch(&sim->items[sim->items_free]);
         return slot;
     }
     if (sim->items_hw == sim->items_cap) {

@@ -134,7 +134,7 @@ static uint32_t run_alloc(struct sim *sim)
     if (slot != ITEM_NIL) {
         sim->runs_free = sim->runs[slot].aslot;
         if (sim->runs_free != ITEM_NIL) /* the next one's link, read at the next start */
-            __builtin_prefetch(&sim->runs[sim->runs_free]);
+            sim_prefetch(&sim->runs[sim->runs_free]);
         return slot;
     }
     if (sim->runs_hw == sim->runs_cap) {
@@ -241,7 +241,7 @@ static void retq_deps(struct sim *sim, uint32_t slot)
         return;
     idwin_prefetch(&sim->run_map, r->id);
     if (r->ntaken == 1 && r->tk_slot < sim->items_hw) {
-        __builtin_prefetch(&sim->items[r->tk_slot]);
+        sim_prefetch(&sim->items[r->tk_slot]);
         idwin_prefetch(&sim->item_map, r->tk_id);
         if (sim->fx.ck)
             checker_prefetch_item(sim->fx.ck, r->tk_id, r->ck_slot);
@@ -270,8 +270,8 @@ static void retq_push(struct sim *sim, uint32_t slot)
         retq_pop(sim);
     if (sim->retq_n >= SIM_RETQ / 2)
         retq_deps(sim, sim->retq[(sim->retq_head + sim->retq_n - SIM_RETQ / 2) % SIM_RETQ]);
-    __builtin_prefetch(&sim->runs[slot]);
-    __builtin_prefetch((const char *)&sim->runs[slot] + 64);
+    sim_prefetch(&sim->runs[slot]);
+    sim_prefetch((const char *)&sim->runs[slot] + 64);
     sim->retq[(sim->retq_head + sim->retq_n) % SIM_RETQ] = slot;
     sim->retq_n++;
 }

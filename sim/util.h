@@ -33,6 +33,19 @@ void *xmalloc_aligned(size_t align, size_t n);
 _Noreturn void sim_bug(const char *file, int line, const char *what);
 #define SIM_ASSERT(c) ((c) ? (void)0 : sim_bug(__FILE__, __LINE__, #c))
 
+/* Starts loading the cache line at p; a hint that changes nothing else.
+ * Every prefetch goes through here: to GCC's mod-ref analysis a function
+ * whose only effect is __builtin_prefetch has no effect at all, so a call
+ * to such a helper (idwin_prefetch, a prefetch of a row) is deleted as
+ * dead code; the empty volatile asm is an effect the optimiser keeps, and
+ * emits no instruction.  tests/cli_prefetch.sh checks that no prefetch is
+ * lost. */
+static inline void sim_prefetch(const void *p)
+{
+    __builtin_prefetch(p);
+    __asm__ volatile("" : : "r"(p));
+}
+
 /* Formats a duration in microseconds compactly and exactly: "0", "250ms",
  * "1d02:00:00", "1d02:00:00.000250".  Negative values get a '-'. */
 void sim_fmt_dur(int64_t us, char *buf, size_t n);
