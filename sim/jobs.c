@@ -6,9 +6,11 @@
  * being filled; its header counts its kept rows; a forgotten row's status
  * is ROW_FORGOTTEN.  Every kept active row is in the lane (flag `lane`,
  * id >= lane_head, times nondecreasing along the lane in id order) or has
- * a live entry in the heap, not both. */
+ * a live entry in the heap or a queue (not in the lane too).  Each queue is
+ * sorted by (available_us, id), strictly. */
 #include "sim/jobs.h"
 
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -200,6 +202,100 @@ static int stale(const struct jobtab *t, const struct job_ent *e)
     return !j || !active(j->status) || j->available_us != e->available_us;
 }
 
+/* --- the sorted queues ---------------------------------------------------- */
+
+/* Rows whose entries are this far behind a queue's front start loading
+ * when the front moves on, so that the query reaching them reads them from
+ * cache. */
+#define FIFO_AHEAD 8
+
+static struct job_ent *fifo_at(const struct job_fifo *f, uint64_t i) { return &f->e[i & (f->cap - 1)]; }
+
+/* A queue's ring takes cap entries, moved to the front of a new array. */
+static void fifo_resize(struct jobtab *t, struct job_fifo *f, uint64_t cap)
+{
+    struct job_ent *e = cap ? t->alloc(t->ctx, NULL, (size_t)cap * sizeof *e) : NULL;
+    for (uint64_t i = f->head; i < f->tail; i++)
+        e[i - f->head] = *fifo_at(f, i);
+    if (f->e)
+        t->alloc(t->ctx, f->e, 0);
+    f->tail -= f->head;
+    f->head = 0;
+    f->e = e;
+    f->cap = cap;
+}
+
+/* A queue gives back memory once it is a quarter full (an empty one holds
+ * none), so that it follows the entries in play. */
+static void fifo_shrink(struct jobtab *t, struct job_fifo *f)
+{
+    uint64_t n = f->tail - f->head;
+    if (n == 0 && f->cap > 64) {
+        fifo_resize(t, f, 0);
+        return;
+    }
+    if (f->cap <= 256 || n * 4 >= f->cap)
+        return;
+    uint64_t cap = f->cap;
+    while (cap > 256 && n * 4 < cap)
+        cap /= 2;
+    fifo_resize(t, f, cap);
+}
+
+static void fifo_push(struct jobtab *t, struct job_fifo *f, const struct job_ent *e)
+{
+    if (f->tail - f->head == f->cap)
+        fifo_resize(t, f, f->cap ? f->cap * 2 : 64);
+    *fifo_at(f, f->tail++) = *e;
+    f->last = *e;
+    t->nfifo++;
+}
+
+/* The queue entry e joins: the one whose last entry is the greatest below
+ * e, else an empty one; -1 when none takes it (it goes to the heap). */
+static int fifo_pick(const struct jobtab *t, const struct job_ent *e)
+{
+    int best = -1, empty = -1;
+    for (int q = 0; q < JOBS_FIFOS; q++) {
+        const struct job_fifo *f = &t->fifo[q];
+        if (f->tail == f->head) {
+            if (empty < 0)
+                empty = q;
+        } else if (ent_less(&f->last, e) && (best < 0 || ent_less(&t->fifo[best].last, &f->last))) {
+            best = q;
+        }
+    }
+    return best >= 0 ? best : empty;
+}
+
+/* Starts loading row id's index fields, if it is kept. */
+static void prefetch_row(const struct jobtab *t, uint64_t id)
+{
+    if (id < t->base || id >= t->n)
+        return;
+    void *page = page_of(t, id >> JOBS_PAGE_SHIFT);
+    if (page) {
+        const char *r = (const char *)row_in(page, id);
+        sim_prefetch(r + offsetof(struct job, status));
+        sim_prefetch(r + offsetof(struct job, available_us) + sizeof(int64_t) - 1);
+    }
+}
+
+/* Drops a queue's stale front entries; the rows further on start loading. */
+static void fifo_drop_stale(struct jobtab *t, struct job_fifo *f)
+{
+    int dropped = 0;
+    while (f->head != f->tail && stale(t, fifo_at(f, f->head))) {
+        f->head++;
+        t->nfifo--;
+        dropped = 1;
+        if (f->tail - f->head > FIFO_AHEAD)
+            prefetch_row(t, fifo_at(f, f->head + FIFO_AHEAD)->id);
+    }
+    if (dropped)
+        fifo_shrink(t, f);
+}
+
 static int ent_cmp(const void *x, const void *y)
 {
     const struct job_ent *a = x, *b = y;
@@ -213,6 +309,15 @@ static int ent_cmp(const void *x, const void *y)
  * push, amortised. */
 static void rebuild(struct jobtab *t)
 {
+    t->heap = grow(t, t->heap, sizeof *t->heap, &t->heap_cap, t->nheap + t->nfifo);
+    for (int q = 0; q < JOBS_FIFOS; q++) {
+        struct job_fifo *f = &t->fifo[q];
+        for (uint64_t i = f->head; i < f->tail; i++)
+            t->heap[t->nheap++] = f->e[i & (f->cap - 1)];
+        f->head = f->tail = 0;
+        fifo_shrink(t, f);
+    }
+    t->nfifo = 0;
     uint64_t k = 0;
     for (uint64_t i = 0; i < t->nheap; i++)
         if (!stale(t, &t->heap[i]))
@@ -228,9 +333,16 @@ static void rebuild(struct jobtab *t)
 
 static void index_push(struct jobtab *t, uint64_t id, int64_t available_us)
 {
-    uint64_t in_heap = t->live - t->nlane; /* active rows the heap indexes */
-    if (t->nheap > 64 && t->nheap > 2 * in_heap)
+    uint64_t in_heap = t->live - t->nlane; /* active rows the heap and the queues index */
+    uint64_t ents = t->nheap + t->nfifo;
+    if (ents > 64 && ents > 2 * in_heap)
         rebuild(t);
+    struct job_ent e = {available_us, id};
+    int q = fifo_pick(t, &e);
+    if (q >= 0) {
+        fifo_push(t, &t->fifo[q], &e);
+        return;
+    }
     t->heap = grow(t, t->heap, sizeof *t->heap, &t->heap_cap, t->nheap + 1);
     t->heap[t->nheap] = (struct job_ent){available_us, id};
     sift_up(t->heap, t->nheap++);
@@ -319,6 +431,12 @@ void jobs_free(struct jobtab *t)
         t->alloc(t->ctx, t->dir, 0);
     if (t->heap)
         t->alloc(t->ctx, t->heap, 0);
+    for (int q = 0; q < JOBS_FIFOS; q++) {
+        if (t->fifo[q].e)
+            t->alloc(t->ctx, t->fifo[q].e, 0);
+        t->fifo[q] = (struct job_fifo){0};
+    }
+    t->nfifo = 0;
     t->dir = NULL;
     t->spare = NULL;
     t->heap = NULL;
@@ -440,8 +558,14 @@ uint64_t jobs_peek(struct jobtab *t, int64_t *available_us)
         best = t->heap[0];
     if (lane != UINT64_MAX) {
         struct job_ent e = {find(t, lane)->available_us, lane};
-        if (!t->nheap || ent_less(&e, &best))
+        if (best.id == UINT64_MAX || ent_less(&e, &best))
             best = e;
+    }
+    for (int q = 0; q < JOBS_FIFOS; q++) {
+        struct job_fifo *f = &t->fifo[q];
+        fifo_drop_stale(t, f);
+        if (f->head != f->tail && (best.id == UINT64_MAX || ent_less(fifo_at(f, f->head), &best)))
+            best = *fifo_at(f, f->head);
     }
     if (best.id != UINT64_MAX && available_us)
         *available_us = best.available_us;
@@ -457,8 +581,11 @@ uint64_t jobs_next_due(struct jobtab *t, int64_t now_us)
 
 size_t jobs_bytes(const struct jobtab *t)
 {
-    return (size_t)t->pages * page_bytes(t) + (size_t)t->dir_cap * sizeof *t->dir +
-           (size_t)t->heap_cap * sizeof *t->heap;
+    size_t b = (size_t)t->pages * page_bytes(t) + (size_t)t->dir_cap * sizeof *t->dir +
+               (size_t)t->heap_cap * sizeof *t->heap;
+    for (int q = 0; q < JOBS_FIFOS; q++)
+        b += (size_t)t->fifo[q].cap * sizeof(struct job_ent);
+    return b;
 }
 
 /* The pages: every page in the directory counts its kept rows, freed ones
@@ -500,6 +627,20 @@ int jobs_check(const struct jobtab *t)
         if (!stale(t, &t->heap[i]))
             seen[(t->heap[i].id - t->base) / 8] |= (uint8_t)(1u << ((t->heap[i].id - t->base) % 8));
     int ok = 1;
+    uint64_t nfifo = 0;
+    for (int q = 0; q < JOBS_FIFOS; q++) { /* sorted strictly, `last` its last */
+        const struct job_fifo *f = &t->fifo[q];
+        ok = ok && f->tail - f->head <= f->cap && (f->cap & (f->cap - 1)) == 0;
+        for (uint64_t i = f->head; ok && i < f->tail; i++) {
+            const struct job_ent *e = fifo_at(f, i);
+            ok = i == f->head || ent_less(fifo_at(f, i - 1), e);
+            ok = ok && (i + 1 < f->tail || (e->id == f->last.id && e->available_us == f->last.available_us));
+            if (ok && !stale(t, e))
+                seen[(e->id - t->base) / 8] |= (uint8_t)(1u << ((e->id - t->base) % 8));
+        }
+        nfifo += f->tail - f->head;
+    }
+    ok = ok && nfifo == t->nfifo;
     uint64_t nlane = 0;
     int64_t last = INT64_MIN;
     for (uint64_t id = jobs_next_kept(t, t->base); ok && id < t->n; id = jobs_next_kept(t, id + 1)) {

@@ -19,6 +19,16 @@
  * lane for the heap when its time changes or it finishes.  So a backlog of
  * rows nobody touched yet costs its rows and nothing in the index.
  *
+ * Entries pushed in (available_us, id) order need no heap either: a policy
+ * that sets rows again at now + a fixed delay (a schedule's next trigger, a
+ * lease's end) pushes each delay's entries in order.  An entry joins one of
+ * JOBS_FIFOS sorted queues, the one whose last entry is the greatest below
+ * it (or an empty one); only an entry that fits none goes to the heap.  A
+ * query takes the least of the heap's top, the lane's first and the queues'
+ * fronts, so the answers are the heap's alone would be; a queue is read
+ * front to back, so the rows its next entries name load ahead of it, where
+ * a large heap's lower levels and its top's row would each wait for memory.
+ *
  * Memory follows the rows still in play, not every row ever added.  Rows
  * live in pages of JOBS_PAGE consecutive ids, found through a directory
  * indexed by id (O(1) lookup); a finished row the policy will not read
@@ -69,6 +79,16 @@ struct job_ent {
     uint64_t id;
 };
 
+/* A sorted queue of index entries (a ring): entries [head, tail), each
+ * after the one before it in (available_us, id) order. */
+struct job_fifo {
+    struct job_ent *e;             /* [cap], cap a power of two (0: none) */
+    uint64_t head, tail, cap;
+    struct job_ent last;           /* the entry pushed last, while not empty */
+};
+
+#define JOBS_FIFOS 4
+
 #define JOBS_PAGE_SHIFT 8
 #define JOBS_PAGE (1u << JOBS_PAGE_SHIFT) /* rows a page holds: ids [k * JOBS_PAGE, (k + 1) * JOBS_PAGE) */
 
@@ -77,7 +97,8 @@ typedef void *(*jobs_realloc_fn)(void *ctx, void *p, size_t n);
  * table's allocator context). */
 typedef void (*jobs_write_fn)(void *ctx, uint64_t id, const struct job *row);
 
-/* Read-only for users: n (ids 0 .. n - 1 were added), base, kept, live. */
+/* Read-only for users: n (ids 0 .. n - 1 were added), base, kept, live;
+ * nheap + nfifo are the index's entries. */
 struct jobtab {
     uint64_t n;                    /* rows added; ids are 0 .. n - 1 */
     uint64_t base;                 /* every row below it is forgotten */
@@ -91,6 +112,8 @@ struct jobtab {
     uint64_t pages;                /* pages allocated now (spare included) */
     struct job_ent *heap;
     uint64_t nheap, heap_cap;
+    struct job_fifo fifo[JOBS_FIFOS]; /* entries that came in order */
+    uint64_t nfifo;                /* entries in the queues */
     uint64_t lane_head;            /* no row below it is in the lane */
     uint64_t nlane;                /* rows in the lane */
     int64_t lane_last_us;          /* time of the row that joined the lane last */

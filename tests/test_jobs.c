@@ -286,7 +286,7 @@ static void test_jobs_lane(void **state)
     /* the lane holds most of the backlog: the heap indexes only the rows
      * that were touched */
     assert_true(t.nlane > 0);
-    assert_true(t.nheap <= 2 * (t.live - t.nlane) + 65);
+    assert_true(t.nheap + t.nfifo <= 2 * (t.live - t.nlane) + 65);
     jobs_free(&t);
 
     /* a pure backlog: nothing in the heap at all */
@@ -295,18 +295,113 @@ static void test_jobs_lane(void **state)
         struct job j = {.status = JOB_PENDING, .available_us = i / 3};
         jobs_add(&t, &j);
     }
-    assert_int_equal(t.nheap, 0);
+    assert_int_equal(t.nheap + t.nfifo, 0);
     assert_int_equal(t.nlane, 5000);
     assert_int_equal(jobs_next_due(&t, 0), 0);
     /* a row added earlier than the lane's last goes to the heap and comes
      * out first */
     struct job early = {.status = JOB_PENDING, .available_us = 0};
     uint64_t e = jobs_add(&t, &early);
-    assert_int_equal(t.nheap, 1);
+    assert_int_equal(t.nheap + t.nfifo, 1);
     jobs_update(&t, 0, JOB_COMPLETED, SIM_NEVER);
     jobs_update(&t, 1, JOB_COMPLETED, SIM_NEVER);
     jobs_update(&t, 2, JOB_COMPLETED, SIM_NEVER);
     assert_int_equal(jobs_next_due(&t, 0), e);
+    assert_true(jobs_check(&t));
+    jobs_free(&t);
+}
+
+/* A schedule table as a check loop drives it: every due row is taken
+ * (COMPLETED), then set again at now + its class's delay (1 m, 10 m, 1 h),
+ * in id order, as interval's check does.  jitter: that many rows in 8 get
+ * a random extra delay, and some rows end early at a random time.  The
+ * answers are the model's; with no jitter, every entry comes in order, so
+ * the heap stays empty and the queues hold one entry a row. */
+static void run_schedules(uint64_t seed, uint64_t jitter)
+{
+    static const int64_t delay[] = {60, 600, 3600};
+    struct rng r = rng_stream(seed, RNG_POLICY, 11, 0);
+    struct jobtab t;
+    jobs_init(&t, jobs_heap_realloc, NULL);
+    enum { N = 300 };
+    for (int i = 0; i < N; i++) {
+        struct job j = {.status = JOB_PENDING, .available_us = (int64_t)rng_below(&r, 60)};
+        jobs_add(&t, &j);
+    }
+    uint64_t due[N];
+    for (int64_t now = 0; now < 20000; now++) {
+        int n = 0;
+        for (;;) {
+            int64_t at_model = -1;
+            uint64_t want = model_next(&t, now, &at_model);
+            uint64_t got = jobs_next_due(&t, now);
+            assert_int_equal(got, want);
+            if (got == UINT64_MAX)
+                break;
+            jobs_update(&t, got, JOB_COMPLETED, SIM_NEVER);
+            due[n++] = got;
+        }
+        for (int i = 1; i < n; i++) /* in id order */
+            for (int k = i; k > 0 && due[k - 1] > due[k]; k--) {
+                uint64_t x = due[k];
+                due[k] = due[k - 1];
+                due[k - 1] = x;
+            }
+        for (int i = 0; i < n; i++) {
+            int64_t at = now + delay[due[i] % 3];
+            if (jitter && rng_below(&r, 8) < jitter)
+                at += (int64_t)rng_below(&r, 50);
+            jobs_update(&t, due[i], JOB_PENDING, at);
+        }
+        if (jitter && rng_below(&r, 4) == 0) { /* a row moved while it waits */
+            uint64_t id = rng_below(&r, N);
+            if (jobs_get(&t, id)->status == JOB_PENDING)
+                jobs_update(&t, id, JOB_PENDING, now + 1 + (int64_t)rng_below(&r, 100));
+        }
+        if (now % 997 == 0)
+            assert_true(jobs_check(&t));
+        if (!jitter && now >= 60)
+            assert_int_equal(t.nheap, 0);
+        assert_true(t.nheap + t.nfifo <= 2 * (uint64_t)N + 65);
+    }
+    assert_true(jobs_check(&t));
+    jobs_free(&t);
+}
+
+static void test_jobs_queues(void **state)
+{
+    (void)state;
+    for (uint64_t seed = 1; seed <= 4; seed++) {
+        run_schedules(seed, 0);
+        run_schedules(seed, 1);
+        run_schedules(seed, 8);
+    }
+}
+
+/* A burst of entries in order fills a queue; once they are taken, the
+ * queue gives its memory back. */
+static void test_jobs_queue_memory(void **state)
+{
+    (void)state;
+    struct jobtab t;
+    jobs_init(&t, jobs_heap_realloc, NULL);
+    struct job j = {.status = JOB_COMPLETED, .available_us = SIM_NEVER};
+    for (int i = 0; i < 100000; i++)
+        jobs_add(&t, &j);
+    size_t rows = jobs_bytes(&t);
+    for (uint64_t id = 0; id < 100000; id++)
+        jobs_update(&t, id, JOB_PENDING, 1000 + (int64_t)id);
+    assert_int_equal(t.nheap, 0);
+    assert_int_equal(t.nfifo, 100000);
+    assert_true(jobs_bytes(&t) >= rows + 100000 * sizeof(struct job_ent));
+    for (uint64_t k = 0; k < 100000; k++) {
+        uint64_t id = jobs_next_due(&t, INT64_MAX - 1);
+        assert_int_equal(id, k);
+        jobs_update(&t, id, JOB_COMPLETED, SIM_NEVER);
+    }
+    assert_int_equal(jobs_next_due(&t, INT64_MAX - 1), UINT64_MAX);
+    assert_int_equal(t.nfifo, 0);
+    assert_true(jobs_bytes(&t) <= rows + 64 * sizeof(struct job_ent) * JOBS_FIFOS);
     assert_true(jobs_check(&t));
     jobs_free(&t);
 }
@@ -342,6 +437,8 @@ int main(void)
         cmocka_unit_test(test_jobs_pinned_row),
         cmocka_unit_test(test_jobs_steady_memory),
         cmocka_unit_test(test_jobs_lane),
+        cmocka_unit_test(test_jobs_queues),
+        cmocka_unit_test(test_jobs_queue_memory),
         cmocka_unit_test(test_backoff),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
