@@ -92,7 +92,7 @@ struct policy {
     uint32_t *wait_head;           /* [ninst] schedules due but at capacity, NO_HANDLER-terminated */
     uint32_t *wait_next;           /* [nh] */
     uint8_t *waiting;              /* [nh] on its instance's wait list */
-    uint32_t *due;                 /* [nh] scratch for one check */
+    uint32_t *due, *due_tmp;       /* [nh] scratch for one check */
     int ticker;
     int stopping;                  /* a graceful stop began (on_stop): the loop is stopped */
 };
@@ -272,12 +272,6 @@ static enum run_reason reason_of(const struct policy *p, uint32_t h)
     }
 }
 
-static int cmp_u32(const void *a, const void *b)
-{
-    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
-    return (x > y) - (x < y);
-}
-
 /* scope=host: the pass goes on from pass_pos in configuration order; it
  * triggers the next due schedule and waits for its job (on_run_end comes
  * back here); at its end the loop sleeps check_interval from now (a new
@@ -327,8 +321,7 @@ static void check(struct policy *p, int64_t now_us)
         jobs_update(&p->ix, id, JOB_COMPLETED, SIM_NEVER);
         p->due[n++] = (uint32_t)id;
     }
-    if (n > 1)
-        qsort(p->due, n, sizeof *p->due, cmp_u32);
+    sim_sort_u32(p->due, p->due_tmp, n);
     for (uint32_t i = 0; i < n && i < DUE_AHEAD; i++)
         sim_prefetch_handler(p->sim, p->due[i]);
     for (uint32_t i = 0; i < n; i++) {
@@ -377,6 +370,7 @@ static struct policy *interval_create(struct sim *sim, void *durable, const stru
     p->wait_next = xmalloc(sizeof *p->wait_next * (nh ? nh : 1));
     p->waiting = xcalloc(nh ? nh : 1, 1);
     p->due = xmalloc(sizeof *p->due * (nh ? nh : 1));
+    p->due_tmp = xmalloc(sizeof *p->due_tmp * (nh ? nh : 1));
     for (uint32_t i = 0; i < ni; i++)
         p->wait_head[i] = NO_HANDLER;
     for (uint32_t h = 0; h < nh; h++) {
@@ -410,6 +404,7 @@ static void interval_destroy(struct policy *p)
     free(p->wait_next);
     free(p->waiting);
     free(p->due);
+    free(p->due_tmp);
     free(p);
 }
 

@@ -418,8 +418,8 @@ static void setup(struct sim *sim)
  * the caches is prefetched (SIM_PREFETCH_MIN).  These are hints to the
  * memory system only: every address is checked against its table's
  * bounds, and nothing read here changes what the simulation does.  They are
- * always inlined: GCC drops a call to a function whose only effect is a
- * prefetch. */
+ * always inlined, into the loop that knows the hints; each load goes
+ * through sim_prefetch, which the optimiser keeps (sim/util.h). */
 #define PREFETCH_FN static inline __attribute__((always_inline)) void
 
 /* What the end of a run of h or a wake of h reads of the engine's and the

@@ -173,3 +173,38 @@ int sim_read_all(int fd, void *p, size_t n)
     }
     return 1;
 }
+
+void sim_sort_u32(uint32_t *a, uint32_t *tmp, size_t n)
+{
+    if (n < 48) {
+        for (size_t i = 1; i < n; i++) {
+            uint32_t x = a[i];
+            size_t k = i;
+            for (; k > 0 && a[k - 1] > x; k--)
+                a[k] = a[k - 1];
+            a[k] = x;
+        }
+        return;
+    }
+    uint32_t *src = a, *dst = tmp;
+    for (unsigned shift = 0; shift < 32; shift += 8) {
+        size_t at[256] = {0};
+        for (size_t i = 0; i < n; i++)
+            at[src[i] >> shift & 255]++;
+        if (at[src[0] >> shift & 255] == n)
+            continue; /* one digit for all: this pass moves nothing */
+        size_t pos = 0;
+        for (unsigned d = 0; d < 256; d++) {
+            size_t c = at[d];
+            at[d] = pos;
+            pos += c;
+        }
+        for (size_t i = 0; i < n; i++)
+            dst[at[src[i] >> shift & 255]++] = src[i];
+        uint32_t *t = src;
+        src = dst;
+        dst = t;
+    }
+    if (src != a)
+        memcpy(a, src, n * sizeof *a);
+}

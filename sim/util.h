@@ -57,5 +57,10 @@ int sim_read_all(int fd, void *p, size_t n);
 /* 64-bit FNV-1a over bytes, continuing from h (start with SIM_FNV_INIT). */
 #define SIM_FNV_INIT UINT64_C(0xcbf29ce484222325)
 uint64_t sim_fnv(uint64_t h, const void *p, size_t n);
+/* Sorts a[0..n) ascending; tmp holds n values of scratch.  An LSD radix
+ * sort by bytes (a byte that every value shares costs one counting pass),
+ * insertion below 48 values: O(n) for a check loop's due ids, where qsort
+ * pays a call a comparison. */
+void sim_sort_u32(uint32_t *a, uint32_t *tmp, size_t n);
 
 #endif
