@@ -217,7 +217,15 @@ int sim_alarm_new(struct sim *sim, uint32_t tag, uint64_t arg)
     SIM_ASSERT(sim->nalarms < INT32_MAX);
     sim->alarms = xgrow(sim->alarms, sizeof *sim->alarms, &sim->alarms_cap, sim->nalarms + 1);
     sim->alarms[sim->nalarms] = (struct alarm){.at_us = SIM_NEVER, .tag = tag, .arg = arg};
+    sim__alarm_name_handler(sim, sim->nalarms);
     return (int)sim->nalarms++;
+}
+
+void sim__alarm_name_handler(struct sim *sim, size_t alarm)
+{
+    const struct alarm *al = &sim->alarms[alarm];
+    if (al->tag < 64 && (sim->handler_tags >> al->tag & 1) && al->arg < sim->w.nh && alarm < UINT32_MAX)
+        sim->inst_runs[al->arg].alarm_ref = (uint32_t)alarm + 1;
 }
 
 static struct alarm *alarm_of(const struct sim *sim, int alarm)

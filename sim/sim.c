@@ -152,8 +152,11 @@ void sim_declare_inst_rows(struct sim *sim, const void *base, size_t size) { dec
 
 void sim_declare_handler_tag(struct sim *sim, uint32_t tag)
 {
-    if (tag < 64)
-        sim->handler_tags |= UINT64_C(1) << tag;
+    if (tag >= 64)
+        return;
+    sim->handler_tags |= UINT64_C(1) << tag;
+    for (size_t a = 0; a < sim->nalarms; a++) /* alarms made before the declaration */
+        sim__alarm_name_handler(sim, a);
 }
 
 void sim__policy_destroy(struct sim *sim)
@@ -162,6 +165,8 @@ void sim__policy_destroy(struct sim *sim)
     sim->pol = NULL;
     sim->nrow_arrays = 0;
     sim->handler_tags = 0;
+    for (uint32_t h = 0; h < sim->w.nh; h++) /* the alarms go with the policy */
+        sim->inst_runs[h].alarm_ref = 0;
 }
 
 sim_timer sim_timer_at(struct sim *sim, int64_t at_us, uint32_t tag, uint64_t arg)
@@ -308,6 +313,25 @@ void sim__tickers_reset(struct sim *sim)
 
 /* --- setup and the main loop --------------------------------------------------------- */
 
+static struct handler_out handler_out(const struct sim *sim, uint32_t h)
+{
+    struct handler_out o = {UINT32_MAX, 0};
+    const struct handler_def *hd = world_hdef(&sim->w, h);
+    if (hd->kind != H_PRODUCER)
+        return o;
+    uint32_t inst = sim->topo.h_inst[h];
+    size_t src = (size_t)inst * sim->scn->nsources + (size_t)hd->source;
+    if (hd->source >= 0 && src < UINT32_MAX)
+        o.src = (uint32_t)src;
+    if (hd->out_topic >= 0) {
+        uint32_t t = sim->w.inst_first_t[inst] + (uint32_t)hd->out_topic;
+        uint32_t k0 = sim->w.sub_first[t], n = sim->w.sub_first[t + 1] - k0;
+        if (k0 < UINT32_MAX >> 3)
+            o.subs = k0 << 3 | (n < 4 ? n : 4);
+    }
+    return o;
+}
+
 static void setup(struct sim *sim)
 {
     if (grammar_needed(sim->scn, sim->ps->grammar)) {
@@ -377,6 +401,9 @@ static void setup(struct sim *sim)
         for (uint16_t k = 0; k < s->nsources; k++)
             arr_init(&sim->srcs[(size_t)in * s->nsources + k].g, &s->sources[k].arr, s,
                      rng_stream(seed, RNG_SOURCE, k, in), rng_stream(seed, RNG_KEYS, 1000000 + k, in));
+    sim->h_out = xmalloc((sim->w.nh ? sim->w.nh : 1) * sizeof *sim->h_out);
+    for (uint32_t h = 0; h < sim->w.nh; h++)
+        sim->h_out[h] = handler_out(sim, h);
     sim->crash_down = xcalloc(s->ncrashes ? s->ncrashes : 1, 1);
     sim->crash_rng = xcalloc(s->ncrashes ? s->ncrashes : 1, sizeof *sim->crash_rng);
     for (uint32_t c = 0; c < s->ncrashes; c++) {
@@ -438,11 +465,23 @@ PREFETCH_FN prefetch_handler(const struct sim *sim, uint32_t h)
     }
 }
 
-/* What a run of h that starts now reads: the above, and the checker's
- * record of h. */
+/* A producer's source buffer (two lines), which its start fills and its
+ * end publishes from. */
+PREFETCH_FN prefetch_source(const struct sim *sim, uint32_t h)
+{
+    uint32_t s = sim->h_out[h].src;
+    if (s != UINT32_MAX) {
+        sim_prefetch(&sim->srcs[s]);
+        sim_prefetch((const char *)&sim->srcs[s] + 64);
+    }
+}
+
+/* What a run of h that starts now reads: the above, its source buffer and
+ * the checker's record of h. */
 PREFETCH_FN prefetch_handler_start(const struct sim *sim, uint32_t h)
 {
     prefetch_handler(sim, h);
+    prefetch_source(sim, h);
     if (sim->fx.ck)
         checker_prefetch(sim->fx.ck, h, UINT32_MAX, UINT32_MAX, CK_PREFETCH_START);
 }
@@ -494,16 +533,10 @@ PREFETCH_FN prefetch_next_deps(const struct sim *sim, const struct evq_hint *h)
                          r->ntaken == 1 ? r->ck_slot : UINT32_MAX, mutation ? CK_PREFETCH_MUTATION : CK_PREFETCH_END);
     if (mutation || r->handler >= sim->w.nh || sim->topo.h_kind[r->handler] != H_PRODUCER)
         return;
-    /* From the compact tables: the handler's own records are still loading. */
-    uint32_t inst = sim->topo.h_inst[r->handler];
-    const struct handler_def *hd = world_inst_hdef(&sim->w, inst, r->handler);
-    if (hd->out_topic < 0)
-        return;
-    if (hd->source >= 0)
-        sim_prefetch(&sim->srcs[(size_t)inst * sim->scn->nsources + (size_t)hd->source]);
-    uint32_t t = sim->w.inst_first_t[inst] + (uint32_t)hd->out_topic;
-    uint32_t k0 = sim->w.sub_first[t], k1 = sim->w.sub_first[t + 1];
-    for (uint32_t k = k0; k < k1 && k < k0 + 4; k++)
+    /* From h_out: the handler's own records are still loading. */
+    prefetch_source(sim, r->handler);
+    uint32_t subs = sim->h_out[r->handler].subs;
+    for (uint32_t k = subs >> 3; k < (subs >> 3) + (subs & 7); k++)
         prefetch_handler_start(sim, sim->w.subs[k]);
 }
 
@@ -610,6 +643,7 @@ static void sim_free(struct sim *sim)
         if (sim->srcs[i].cap > SRC_INLINE)
             free(sim->srcs[i].a);
     free(sim->srcs);
+    free(sim->h_out);
     free(sim->hs);
     free(sim->inst_runs);
     free(sim->items);

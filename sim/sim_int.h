@@ -200,6 +200,15 @@ struct src_arrival {
 /* One source in one instance: two cache lines (the table is 64-byte
  * aligned), with room for the few arrivals a producer that polls often
  * finds, so that most sources need no block of their own. */
+/* Where a producer's run reaches beyond its own records: its source
+ * buffer and its topic's consumers (one read, where the world's tables
+ * take five in a row). */
+struct handler_out {
+    uint32_t src;                  /* its buffer in srcs, UINT32_MAX none */
+    uint32_t subs;                 /* its topic's first subscriber (index in w.subs) << 3 | their count, up
+                                      to 4 (those a publish's prefetch loads); 0 none */
+};
+
 struct src_buf {
     _Alignas(64) struct arr_gen g;
     struct src_arrival *a;         /* arrivals [base, n): a[k - base]; the inline ones when cap is SRC_INLINE */
@@ -290,7 +299,10 @@ _Static_assert(sizeof(struct handler_state) == 64, "a handler's state is one cac
 struct inst_runs {
     int64_t at_us;
     uint32_t n;
+    uint32_t alarm_ref;            /* 1 + the alarm that names it (a tag of sim_declare_handler_tag; the last
+                                      made), 0 none: its end loads it (prefetching only) */
 };
+_Static_assert(sizeof(struct inst_runs) == 16, "a handler's run count takes no more than it did");
 
 /* A live ticker, in a slot of the pool sim.tickers (a stopped ticker's slot
  * is freed, so the pool follows the live tickers, not every ticker made). */
@@ -385,6 +397,7 @@ struct sim {
     struct pub_stream *pubs;
     size_t npubs, pubs_cap;
     struct src_buf *srcs;          /* [ninst * nsources] */
+    struct handler_out *h_out;     /* [nh] */
 
     struct ticker *tickers;        /* a pool of slots: the live tickers and free ones */
     size_t ntickers, tickers_cap;  /* slots handed out, capacity */
@@ -616,6 +629,9 @@ void sim__api_free(struct sim *sim);
 /* The host stops accepting: every alarm is disarmed (its pending event is
  * left to the epoch check). */
 void sim__alarms_quiesce(struct sim *sim);
+/* Notes alarm `alarm` as its handler's (inst_runs.alarm_ref) when its tag
+ * names a handler (sim_declare_handler_tag). */
+void sim__alarm_name_handler(struct sim *sim, size_t alarm);
 /* An EV_ALARM event was popped: 1 when it is the live wake of its alarm,
  * which is then disarmed and *out becomes the EV_TIMER event that delivers
  * it (same epoch, a: tag, b: arg); 0 when it is stale. */

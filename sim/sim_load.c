@@ -211,10 +211,8 @@ int64_t sim_sched_next(const struct sim *sim, uint32_t handler, int64_t after_us
 
 struct src_buf *sim__src_of(struct sim *sim, uint32_t handler)
 {
-    const struct handler_def *hd = sim__hdef(sim, handler);
-    if (hd->source < 0)
-        return NULL;
-    return &sim->srcs[(size_t)sim->hs[handler].inst * sim->scn->nsources + (size_t)hd->source];
+    uint32_t s = sim->h_out[handler].src;
+    return s == UINT32_MAX ? NULL : &sim->srcs[s];
 }
 
 /* Generates the source's arrivals up to and including t. */

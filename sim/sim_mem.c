@@ -41,7 +41,7 @@ static uint64_t item_bytes(void)
 static uint64_t handler_bytes(void)
 {
     return sizeof(struct handler_state) + sizeof(struct inst_runs) + sizeof(struct world_handler) + 5 +
-           checker_handler_bytes() +
+           sizeof(struct handler_out) + checker_handler_bytes() +
            sizeof(struct run_rec) + MEM_MAP_ENTRY + MEM_POLICY_PER_HANDLER + MEM_EVENTS_PER_HANDLER * MEM_EVENT;
 }
 
@@ -102,7 +102,8 @@ static uint64_t mem_fixed(const struct sim *sim)
 {
     const struct scenario *s = sim->scn;
     return (uint64_t)sim->w.nh *
-               (sizeof(struct handler_state) + sizeof(struct inst_runs) + sizeof(struct world_handler) + 5) +
+               (sizeof(struct handler_state) + sizeof(struct inst_runs) + sizeof(struct world_handler) + 5 +
+                sizeof(struct handler_out)) +
            (uint64_t)sim->w.ninst * instance_bytes(s) + sim->pubs_cap * sizeof *sim->pubs;
 }
 

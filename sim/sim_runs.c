@@ -607,6 +607,11 @@ void sim__run_phase(struct sim *sim, uint32_t slot, uint64_t id)
         return;
     }
     SIM_ASSERT(r->phase == PHASE_EMITTING);
+    if (sim->prefetch) { /* the end's hook is likely to set the handler's alarm */
+        uint32_t ref = sim->inst_runs[r->handler].alarm_ref;
+        if (ref && ref <= sim->nalarms)
+            sim_prefetch(&sim->alarms[ref - 1]);
+    }
     if (r->fail && r->fail_phase == PHASE_EMITTING)
         goto failed;
     commit(sim, slot);
