@@ -480,6 +480,8 @@ PREFETCH_FN prefetch_source(const struct sim *sim, uint32_t h)
  * the checker's record of h. */
 PREFETCH_FN prefetch_handler_start(const struct sim *sim, uint32_t h)
 {
+    if (h >= sim->w.nh)
+        return; /* a wake's arg is the policy's word */
     prefetch_handler(sim, h);
     prefetch_source(sim, h);
     if (sim->fx.ck)

@@ -435,11 +435,18 @@ static void kept_start(struct policy *p, int restart, int64_t now_us)
 {
     sim_timer_at(p->sim, 20 * US_PER_S, 1, 0);
     sim_timer_at(p->sim, 40 * US_PER_S, 2, 0);
+    /* Wakes of a tag said to name a handler, whose arg names none: the
+     * engine's prefetch of what they wake must check it. */
+    sim_declare_handler_tag(p->sim, 5);
+    sim_timer_at(p->sim, 30 * US_PER_S, 5, UINT64_C(1) << 40);
+    sim_alarm(p->sim, sim_alarm_new(p->sim, 5, (uint64_t)UINT32_MAX - 1), 31 * US_PER_S);
 }
 
 static void kept_timer(struct policy *p, uint32_t tag, int64_t now_us)
 {
     struct sim *sim = p->sim;
+    if (tag == 5)
+        return;
     struct run_req rq = RUN_REQ_INIT;
     rq.handler = 0;
     uint64_t rc = sim_run_start(sim, &rq);
@@ -497,7 +504,9 @@ static void kept_run(const char *extra, int prefetched)
     struct sim_result r;
     run_probe(text, NULL, &r);
     EXPECT_I64(r.prefetched, prefetched, "prefetched");
-    EXPECT_STR(log_str(), "start 0; timer 1 20s; end 21s; end 21s; timer 2 40s; checked; end 41s; end 41s; destroy 1d1h",
+    EXPECT_STR(log_str(),
+               "start 0; timer 1 20s; end 21s; end 21s; timer 5 30s; timer 5 31s; timer 2 40s; checked; end 41s; "
+               "end 41s; destroy 1d1h",
                "log");
     EXPECT_I64(simtest_metric(&r, -1, "processed"), 4, "processed");
     sim_result_free(&r);
