@@ -459,9 +459,11 @@ PREFETCH_FN prefetch_handler(const struct sim *sim, uint32_t h)
     sim_prefetch(&sim->inst_runs[h]);
     for (uint32_t k = 0; k < sim->nrow_arrays; k++) {
         size_t i = sim->row_arrays[k].per_inst ? sim->topo.h_inst[h] : h;
-        const char *row = sim->row_arrays[k].base + i * sim->row_arrays[k].size;
-        sim_prefetch(row);
-        sim_prefetch(row + sim->row_arrays[k].size - 1); /* a row across two lines */
+        size_t size = sim->row_arrays[k].size;
+        const char *row = sim->row_arrays[k].base + i * size;
+        for (size_t off = 0; off < size && off < 4 * 64; off += 64) /* every line of it, to four */
+            sim_prefetch(row + off);
+        sim_prefetch(row + size - 1); /* the last line, if the row starts within one */
     }
 }
 
