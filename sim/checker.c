@@ -395,8 +395,8 @@ void checker_prefetch(const struct checker *c, uint32_t handler, uint32_t prod, 
         return;
     if (item < c->items_hw || what == CK_PREFETCH_START)
         sim_prefetch(&c->hs[handler]);
-    if (c->ngroups && c->promise != PROMISE_WORKFLOW) /* a workflow's group: through the record above */
-        sim_prefetch(&c->groups[handler]);
+    if (c->ngroups) /* a workflow's group: its instance's, found in the world's compact entry */
+        sim_prefetch(&c->groups[c->promise == PROMISE_WORKFLOW ? c->w->h[handler].inst : handler]);
 }
 
 /* An item's retirement reads its place in item_map and its record. */
