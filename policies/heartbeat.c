@@ -130,6 +130,11 @@ struct agent {
     int8_t reason;                 /* enum wake: why the session runs */
     uint8_t running;               /* a session is in progress */
     uint8_t failed;                /* a run of this session failed */
+    /* q, seen and steps while they are short (xgrow_in): a flush and a
+     * session read them with the agent, not from blocks of their own */
+    struct qent q_in[2];
+    struct seen seen_in[2];
+    struct step steps_in[2];
 };
 
 struct policy {
@@ -348,7 +353,7 @@ static void enqueue_event(struct policy *p, struct agent *ag, const struct qent 
         memmove(&ag->q[0], &ag->q[1], (ag->nq - 1) * sizeof *ag->q);
         ag->nq--;
     }
-    ag->q = xgrow(ag->q, sizeof *ag->q, &ag->qcap, ag->nq + 1);
+    ag->q = xgrow_in(ag->q, ag->q_in, 2, sizeof *ag->q, &ag->qcap, ag->nq + 1);
     ag->q[ag->nq++] = *e;
 }
 
@@ -423,7 +428,7 @@ static int in_active_hours(const struct policy *p, int64_t now_us)
 
 static void push_step(struct agent *ag, uint32_t h, int64_t due_us)
 {
-    ag->steps = xgrow(ag->steps, sizeof *ag->steps, &ag->stepcap, ag->nsteps + 1);
+    ag->steps = xgrow_in(ag->steps, ag->steps_in, 2, sizeof *ag->steps, &ag->stepcap, ag->nsteps + 1);
     ag->steps[ag->nsteps++] = (struct step){h, due_us};
 }
 
@@ -457,7 +462,7 @@ static void flush(struct policy *p, uint32_t a, int64_t now_us)
         if (e->item == UINT64_MAX) {
             push_step(ag, e->h, e->due_us);
         } else if (sim_item(p->sim, e->item)->state == ITEM_PENDING) {
-            ag->seen = xgrow(ag->seen, sizeof *ag->seen, &ag->seencap, ag->nseen + 1);
+            ag->seen = xgrow_in(ag->seen, ag->seen_in, 2, sizeof *ag->seen, &ag->seencap, ag->nseen + 1);
             ag->seen[ag->nseen++] = (struct seen){e->item, ag->gen};
         }
     }
@@ -730,9 +735,9 @@ static struct policy *heartbeat_create(struct sim *sim, void *durable, const str
 static void heartbeat_destroy(struct policy *p)
 {
     for (uint32_t a = 0; a < p->t->ninst; a++) {
-        free(p->ag[a].q);
-        free(p->ag[a].seen);
-        free(p->ag[a].steps);
+        xfree_in(p->ag[a].q, p->ag[a].q_in);
+        xfree_in(p->ag[a].seen, p->ag[a].seen_in);
+        xfree_in(p->ag[a].steps, p->ag[a].steps_in);
     }
     free(p->ag);
     free(p->offer);

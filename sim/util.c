@@ -94,6 +94,28 @@ void *xgrow(void *p, size_t elem, size_t *cap, size_t need)
     return xrealloc(p, c * elem);
 }
 
+void *xgrow_in(void *p, void *buf, size_t nbuf, size_t elem, size_t *cap, size_t need)
+{
+    if (need <= *cap)
+        return p;
+    if (!p && need <= nbuf) {
+        *cap = nbuf;
+        return buf;
+    }
+    if (p != buf)
+        return xgrow(p, elem, cap, need);
+    size_t have = *cap;
+    void *q = xgrow(NULL, elem, cap, need);
+    memcpy(q, buf, have * elem);
+    return q;
+}
+
+void xfree_in(void *p, const void *buf)
+{
+    if (p != buf)
+        free(p);
+}
+
 _Noreturn void sim_bug(const char *file, int line, const char *what)
 {
     fprintf(stderr, "simrun: internal error: %s:%d: assertion failed: %s\n", file, line, what);

@@ -24,6 +24,13 @@ char *xstrdup(const char *s);
 /* Grows *p (an array of elem-sized items with capacity *cap) to hold at
  * least need items, doubling; returns *p. */
 void *xgrow(void *p, size_t elem, size_t *cap, size_t need);
+/* xgrow for an array whose first nbuf elements may live in buf, a buffer
+ * inside the record that holds the array (so that reading a short array
+ * costs no read of its own): *p starts NULL with *cap 0, takes buf while
+ * need <= nbuf, and moves to the heap past it.  The record must not move
+ * while the array is in buf.  Freed with xfree_in. */
+void *xgrow_in(void *p, void *buf, size_t nbuf, size_t elem, size_t *cap, size_t need);
+void xfree_in(void *p, const void *buf);
 /* n bytes aligned to align (a power of two; n is rounded up to a multiple
  * of it), for tables of cache-line records; released with free. */
 void *xmalloc_aligned(size_t align, size_t n);

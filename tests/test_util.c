@@ -1,5 +1,5 @@
 /* test_util.c: the shared helpers of sim/util.h that have no module of
- * their own: sim_sort_u32 against qsort. */
+ * their own: sim_sort_u32 against qsort, xgrow_in. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -56,10 +56,50 @@ static void test_sort_u32(void **state)
     free(tmp);
 }
 
+/* xgrow_in: the record's own buffer while the array fits, then the heap,
+ * with what it held. */
+static void test_xgrow_in(void **state)
+{
+    (void)state;
+    struct rec {
+        uint32_t *v;
+        size_t n, cap;
+        uint32_t in[3];
+    } r = {0};
+    for (uint32_t i = 0; i < 1000; i++) {
+        r.v = xgrow_in(r.v, r.in, 3, sizeof *r.v, &r.cap, r.n + 1);
+        r.v[r.n++] = i * 7;
+        if (r.n <= 3) {
+            assert_ptr_equal(r.v, r.in);
+            assert_int_equal(r.cap, 3);
+        } else {
+            assert_ptr_not_equal(r.v, r.in);
+        }
+        assert_true(r.cap >= r.n);
+        for (uint32_t k = 0; k < r.n; k++)
+            assert_int_equal(r.v[k], k * 7);
+    }
+    xfree_in(r.v, r.in);
+    /* one that never leaves its buffer frees nothing; one never used neither */
+    struct rec s = {0};
+    s.v = xgrow_in(s.v, s.in, 3, sizeof *s.v, &s.cap, 2);
+    assert_ptr_equal(s.v, s.in);
+    xfree_in(s.v, s.in);
+    struct rec t = {0};
+    xfree_in(t.v, t.in);
+    /* a first need past the buffer goes to the heap at once */
+    struct rec u = {0};
+    u.v = xgrow_in(u.v, u.in, 3, sizeof *u.v, &u.cap, 5);
+    assert_ptr_not_equal(u.v, u.in);
+    assert_true(u.cap >= 5);
+    xfree_in(u.v, u.in);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_sort_u32),
+        cmocka_unit_test(test_xgrow_in),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
