@@ -382,6 +382,7 @@ static struct policy *kc_create(struct sim *sim, void *durable, const struct par
             d->cj[h] = (struct kc_cj){.last_sched = -1};
     }
     sim_declare_rows(sim, d->cj, sizeof *d->cj);
+    sim_declare_run_rows(sim, &d->jobs);
     sim_declare_rows(sim, p->sync_alarm, sizeof *p->sync_alarm);
     sim_declare_handler_tag(sim, T_SYNC);
     return p;

@@ -512,6 +512,7 @@ static struct policy *pq_create(struct sim *sim, void *durable, const struct par
             d->cron_last[h] = -1;
     }
     sim_declare_rows(sim, d->cron_last, sizeof *d->cron_last);
+    sim_declare_run_rows(sim, &d->rows);
     sim_declare_rows(sim, p->cron_alarm, sizeof *p->cron_alarm);
     sim_declare_handler_tag(sim, T_CRONAT);
     return p;

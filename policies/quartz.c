@@ -520,6 +520,7 @@ static struct policy *qz_create(struct sim *sim, void *durable, const struct par
         }
     }
     sim_declare_rows(sim, d->own, sizeof *d->own);
+    sim_declare_run_rows(sim, &d->trig);
     return p;
 }
 

@@ -436,6 +436,7 @@ static struct policy *sq_create(struct sim *sim, void *durable, const struct par
             d->sent[h] = -1;
     }
     sim_declare_rows(sim, d->sent, sizeof *d->sent);
+    sim_declare_run_rows(sim, &d->msgs);
     sim_declare_rows(sim, p->send_alarm, sizeof *p->send_alarm);
     sim_declare_handler_tag(sim, T_SEND);
     return p;

@@ -396,6 +396,7 @@ static struct policy *tp_create(struct sim *sim, void *durable, const struct par
             d->s[h] = (struct tp_sched){.last_nominal = -1, .open = NONE};
     }
     sim_declare_rows(sim, d->s, sizeof *d->s);
+    sim_declare_run_rows(sim, &d->acts);
     sim_declare_rows(sim, p->sched_alarm, sizeof *p->sched_alarm);
     sim_declare_handler_tag(sim, T_SCHED);
     return p;

@@ -746,6 +746,7 @@ static struct policy *vt_create(struct sim *sim, void *durable, const struct par
         }
     }
     sim_declare_rows(sim, d->pend, sizeof *d->pend);
+    sim_declare_run_rows(sim, &d->jobs);
     return p;
 }
 

@@ -268,8 +268,7 @@ static int fifo_pick(const struct jobtab *t, const struct job_ent *e)
     return best >= 0 ? best : empty;
 }
 
-/* Starts loading row id's index fields, if it is kept. */
-static void prefetch_row(const struct jobtab *t, uint64_t id)
+void jobs_prefetch(const struct jobtab *t, uint64_t id)
 {
     if (id < t->base || id >= t->n)
         return;
@@ -290,7 +289,7 @@ static void fifo_drop_stale(struct jobtab *t, struct job_fifo *f)
         t->nfifo--;
         dropped = 1;
         if (f->tail - f->head > FIFO_AHEAD)
-            prefetch_row(t, fifo_at(f, f->head + FIFO_AHEAD)->id);
+            jobs_prefetch(t, fifo_at(f, f->head + FIFO_AHEAD)->id);
     }
     if (dropped)
         fifo_shrink(t, f);

@@ -152,6 +152,9 @@ void jobs_forget(struct jobtab *t, uint64_t id);
 /* Forgets every row below id still kept (all COMPLETED or FAILED).
  * Amortised O(1) a row. */
 void jobs_forget_below(struct jobtab *t, uint64_t id);
+/* Starts loading row id's fields, if it is kept: a hint that changes
+ * nothing (any id may be given). */
+void jobs_prefetch(const struct jobtab *t, uint64_t id);
 /* Changes a row's status and available time, keeping the index right. */
 void jobs_update(struct jobtab *t, uint64_t id, enum job_status st, int64_t available_us);
 /* The active row with the earliest (available_us, id), or UINT64_MAX if

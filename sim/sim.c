@@ -24,6 +24,7 @@
 #include "sim/arrival.h"
 #include "sim/evq.h"
 #include "sim/grammar.h"
+#include "sim/jobs.h"
 #include "sim/script.h"
 #include "sim/util.h"
 
@@ -150,6 +151,8 @@ void sim_declare_rows(struct sim *sim, const void *base, size_t size) { declare_
 
 void sim_declare_inst_rows(struct sim *sim, const void *base, size_t size) { declare_rows(sim, base, size, 1); }
 
+void sim_declare_run_rows(struct sim *sim, const struct jobtab *t) { sim->run_rows = t; }
+
 void sim_declare_handler_tag(struct sim *sim, uint32_t tag)
 {
     if (tag >= 64)
@@ -164,6 +167,7 @@ void sim__policy_destroy(struct sim *sim)
     sim->ops->destroy(sim->pol);
     sim->pol = NULL;
     sim->nrow_arrays = 0;
+    sim->run_rows = NULL;
     sim->handler_tags = 0;
     for (uint32_t h = 0; h < sim->w.nh; h++) /* the alarms go with the policy */
         sim->inst_runs[h].alarm_ref = 0;
@@ -532,6 +536,8 @@ PREFETCH_FN prefetch_next_deps(const struct sim *sim, const struct evq_hint *h)
         prefetch_handler(sim, r->handler);
     if (r->ntaken == 1 && r->tk_slot < sim->items_hw && !mutation)
         sim_prefetch(&sim->items[r->tk_slot]);
+    if (sim->run_rows && !mutation)
+        jobs_prefetch(sim->run_rows, r->tag);
     if (sim->fx.ck)
         checker_prefetch(sim->fx.ck, r->handler, r->ntaken == 1 ? UINT32_MAX : r->ck_slot,
                          r->ntaken == 1 ? r->ck_slot : UINT32_MAX, mutation ? CK_PREFETCH_MUTATION : CK_PREFETCH_END);
