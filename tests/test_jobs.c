@@ -29,6 +29,16 @@ static uint64_t model_next(struct jobtab *t, int64_t now, int64_t *at)
     return best != UINT64_MAX && jobs_get(t, best)->available_us <= now ? best : UINT64_MAX;
 }
 
+/* The table's next due row at now, checked against the model's. */
+static uint64_t next_due_checked(struct jobtab *t, int64_t now)
+{
+    int64_t at_model = -1;
+    uint64_t want = model_next(t, now, &at_model);
+    uint64_t got = jobs_next_due(t, now);
+    assert_int_equal(got, want);
+    return got;
+}
+
 /* forget: 0, or forget the finished rows at the front every 64 operations
  * (updates then fall on the rows still kept, finishing the oldest often). */
 static void jobs_model(int forget)
@@ -261,10 +271,7 @@ static void test_jobs_lane(void **state)
             struct job j = {.status = JOB_PENDING, .available_us = now};
             jobs_add(&t, &j);
         } else if (k < 9) {
-            int64_t at_model = -1;
-            uint64_t want = model_next(&t, now, &at_model);
-            uint64_t id = jobs_next_due(&t, now);
-            assert_int_equal(id, want);
+            uint64_t id = next_due_checked(&t, now);
             if (id == UINT64_MAX)
                 continue;
             uint64_t what = rng_below(&r, 4);
@@ -332,10 +339,7 @@ static void run_schedules(uint64_t seed, uint64_t jitter)
     for (int64_t now = 0; now < 20000; now++) {
         int n = 0;
         for (;;) {
-            int64_t at_model = -1;
-            uint64_t want = model_next(&t, now, &at_model);
-            uint64_t got = jobs_next_due(&t, now);
-            assert_int_equal(got, want);
+            uint64_t got = next_due_checked(&t, now);
             if (got == UINT64_MAX)
                 break;
             jobs_update(&t, got, JOB_COMPLETED, SIM_NEVER);
