@@ -312,7 +312,7 @@ static void rebuild(struct jobtab *t)
     for (int q = 0; q < JOBS_FIFOS; q++) {
         struct job_fifo *f = &t->fifo[q];
         for (uint64_t i = f->head; i < f->tail; i++)
-            t->heap[t->nheap++] = f->e[i & (f->cap - 1)];
+            t->heap[t->nheap++] = *fifo_at(f, i);
         f->head = f->tail = 0;
         fifo_shrink(t, f);
     }

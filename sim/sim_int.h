@@ -197,9 +197,6 @@ struct src_arrival {
 
 #define SRC_INLINE 2
 
-/* One source in one instance: two cache lines (the table is 64-byte
- * aligned), with room for the few arrivals a producer that polls often
- * finds, so that most sources need no block of their own. */
 /* Where a producer's run reaches beyond its own records: its source
  * buffer and its topic's consumers (one read, where the world's tables
  * take five in a row). */
@@ -209,6 +206,9 @@ struct handler_out {
                                       to 4 (those a publish's prefetch loads); 0 none */
 };
 
+/* One source in one instance: two cache lines (the table is 64-byte
+ * aligned), with room for the few arrivals a producer that polls often
+ * finds, so that most sources need no block of their own. */
 struct src_buf {
     _Alignas(64) struct arr_gen g;
     struct src_arrival *a;         /* arrivals [base, n): a[k - base]; the inline ones when cap is SRC_INLINE */

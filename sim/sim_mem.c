@@ -38,10 +38,17 @@ static uint64_t item_bytes(void)
 }
 
 /* For the estimate before a run: everything a handler instance costs. */
+/* Per handler, the engine's fixed entries: its state line, its run count,
+ * its reach (handler_out), the world's entry and the topology's (5 bytes). */
+static uint64_t handler_fixed_bytes(void)
+{
+    return sizeof(struct handler_state) + sizeof(struct inst_runs) + sizeof(struct handler_out) +
+           sizeof(struct world_handler) + 5;
+}
+
 static uint64_t handler_bytes(void)
 {
-    return sizeof(struct handler_state) + sizeof(struct inst_runs) + sizeof(struct world_handler) + 5 +
-           sizeof(struct handler_out) + checker_handler_bytes() +
+    return handler_fixed_bytes() + checker_handler_bytes() +
            sizeof(struct run_rec) + MEM_MAP_ENTRY + MEM_POLICY_PER_HANDLER + MEM_EVENTS_PER_HANDLER * MEM_EVENT;
 }
 
@@ -96,15 +103,13 @@ static uint64_t trace_cap(size_t ntrace)
     return cap;
 }
 
-/* What capacities do not show: per handler the engine's line, the world's
- * and the topology's entries (the rest is counted where it lives). */
+/* What capacities do not show: per handler its fixed entries, per instance
+ * its arrays (the rest is counted where it lives). */
 static uint64_t mem_fixed(const struct sim *sim)
 {
     const struct scenario *s = sim->scn;
-    return (uint64_t)sim->w.nh *
-               (sizeof(struct handler_state) + sizeof(struct inst_runs) + sizeof(struct world_handler) + 5 +
-                sizeof(struct handler_out)) +
-           (uint64_t)sim->w.ninst * instance_bytes(s) + sim->pubs_cap * sizeof *sim->pubs;
+    return (uint64_t)sim->w.nh * handler_fixed_bytes() + (uint64_t)sim->w.ninst * instance_bytes(s) +
+           sim->pubs_cap * sizeof *sim->pubs;
 }
 
 uint64_t sim__mem_used(const struct sim *sim)

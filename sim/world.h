@@ -57,13 +57,6 @@ static inline const struct handler_def *world_tdef(const struct world *w, uint32
     return w->tmpl_def[tmpl];
 }
 
-/* Handler hid's definition, given its instance: through the per-instance
- * tables (a few bytes an instance), not the handler's entry of w->h. */
-static inline const struct handler_def *world_inst_hdef(const struct world *w, uint32_t inst, uint32_t hid)
-{
-    return &w->scn->wfs[w->inst_wf[inst]].handlers[hid - w->inst_first_h[inst]];
-}
-
 static inline const struct handler_def *world_hdef(const struct world *w, uint32_t hid)
 {
     const struct world_handler *wh = &w->h[hid];
