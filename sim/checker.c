@@ -187,6 +187,9 @@ struct checker *checker_new(const struct world *w, enum promise promise)
         if (hd->sched.kind != SCHED_NONE)
             c->nsched++;
     }
+    c->prod_of = xmalloc((w->nh ? w->nh : 1) * sizeof *c->prod_of);
+    for (uint32_t h = 0; h < w->nh; h++)
+        c->prod_of[h] = c->hs[h].prod;
     c->prods = xmalloc_aligned(64, (c->nprods ? c->nprods : 1) * sizeof *c->prods);
     c->sched_p = xcalloc(c->nsched, sizeof *c->sched_p);
     uint32_t k = 0;
@@ -211,7 +214,7 @@ struct checker *checker_new(const struct world *w, enum promise promise)
     case PROMISE_UNIT: c->ngroups = 0; break;
     }
     c->groups = xcalloc(c->ngroups, sizeof *c->groups);
-    c->bytes = (uint64_t)w->nh * sizeof *c->hs + (uint64_t)c->nprods * sizeof *c->prods +
+    c->bytes = (uint64_t)w->nh * (sizeof *c->hs + sizeof *c->prod_of) + (uint64_t)c->nprods * sizeof *c->prods +
                (uint64_t)c->ngroups * sizeof *c->groups + (uint64_t)w->ntmpl * sizeof *c->tm;
     return c;
 }
@@ -233,6 +236,7 @@ void checker_free(struct checker *c)
     free(c->items);
     idwin_free(&c->item_map);
     free(c->hs);
+    free(c->prod_of);
     for (uint32_t p = 0; p < c->nprods; p++) {
         pset_free(&c->prods[p].committed);
         pset_free(&c->prods[p].mutated);
@@ -267,7 +271,7 @@ uint64_t checker_item_bytes(void)
 
 uint64_t checker_handler_bytes(void)
 {
-    return sizeof(struct ck_h) + sizeof(struct group);
+    return sizeof(struct ck_h) + sizeof(uint32_t) + sizeof(struct group);
 }
 
 /* ---- runs: overlaps and units ---------------------------------------------------- */
@@ -381,7 +385,7 @@ static uint32_t group_of(const struct checker *c, uint32_t h)
     return c->promise == PROMISE_WORKFLOW ? c->hs[h].inst : h;
 }
 
-/* A start reads the handler's record and its group; a mutation, the item
+/* A start reads the handler's record, its group and a producer's first line; a mutation, the item
  * and the producer's mutated set (ck_prod's second line); an end, the item,
  * the consumer's pending count, the producer's committed set (its first
  * line) and the run's group. */
@@ -393,8 +397,10 @@ void checker_prefetch(const struct checker *c, uint32_t handler, uint32_t prod, 
         sim_prefetch((const char *)&c->prods[prod] + (what == CK_PREFETCH_MUTATION ? 64 : 0));
     if (what == CK_PREFETCH_MUTATION || handler >= c->w->nh)
         return;
-    if (item < c->items_hw || what == CK_PREFETCH_START)
+    if (item < c->items_hw || what == CK_PREFETCH_START || what == CK_PREFETCH_START_PRODUCER)
         sim_prefetch(&c->hs[handler]);
+    if (what == CK_PREFETCH_START_PRODUCER && prod >= c->nprods && c->prod_of[handler] < c->nprods)
+        sim_prefetch(&c->prods[c->prod_of[handler]]); /* a producer's start walks its dues */
     if (c->ngroups) /* a workflow's group: its instance's, found in the world's compact entry */
         sim_prefetch(&c->groups[c->promise == PROMISE_WORKFLOW ? c->w->h[handler].inst : handler]);
 }
@@ -558,16 +564,6 @@ static void dues_walk(struct checker *c, struct ck_prod *pr, int64_t upto, int64
     }
 }
 
-static void tree_set(struct checker *c, uint32_t leaf, int64_t v)
-{
-    uint32_t i = c->tree_n + leaf;
-    c->tree[i] = v;
-    for (i /= 2; i >= 1; i /= 2) {
-        int64_t a = c->tree[2 * i], b = c->tree[2 * i + 1];
-        c->tree[i] = a < b ? a : b;
-    }
-}
-
 /* A producer starts: its dues up to now are served; once the tree of next
  * unserved dues exists, its leaf moves on. */
 static void prod_started(struct checker *c, uint32_t h, int64_t now_us)
@@ -582,7 +578,7 @@ static void prod_started(struct checker *c, uint32_t h, int64_t now_us)
         c->n_overdue--;
     }
     if (c->tree_on)
-        tree_set(c, pr->leaf, ck_next_unserved_due(c, h));
+        ck_tree_set(c, pr->leaf, ck_next_unserved_due(c, h));
 }
 
 /* ---- runs: facts ------------------------------------------------------------------------ */

@@ -154,7 +154,7 @@ void checker_result_free(struct checker_result *r);
  * the run's mutation, or ends the run.  A value out of range (UINT32_MAX)
  * names nothing.  It
  * reads only the checker's own sizes and changes nothing. */
-enum ck_prefetch { CK_PREFETCH_START, CK_PREFETCH_MUTATION, CK_PREFETCH_END };
+enum ck_prefetch { CK_PREFETCH_START, CK_PREFETCH_START_PRODUCER, CK_PREFETCH_MUTATION, CK_PREFETCH_END };
 void checker_prefetch(const struct checker *c, uint32_t handler, uint32_t prod, uint32_t item, enum ck_prefetch what);
 /* Starts loading what retiring item (at the checker's slot `slot`, the
  * run record's ck_slot) will read; a hint only, like checker_prefetch. */

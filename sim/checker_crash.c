@@ -127,11 +127,16 @@ static void stuck_point(struct checker *c, uint32_t h, uint64_t r)
 
 /* ---- the tree of next unserved dues ------------------------------------------------- */
 
-static void tree_fix(struct checker *c, uint32_t i)
+void ck_tree_set(struct checker *c, uint32_t leaf, int64_t v)
 {
+    uint32_t i = c->tree_n + leaf;
+    c->tree[i] = v;
     for (i /= 2; i >= 1; i /= 2) {
         int64_t a = c->tree[2 * i], b = c->tree[2 * i + 1];
-        c->tree[i] = a < b ? a : b;
+        int64_t m = a < b ? a : b;
+        if (c->tree[i] == m)
+            break; /* the minima above are what they were */
+        c->tree[i] = m;
     }
 }
 
@@ -168,8 +173,7 @@ static void tree_pass(struct checker *c, uint64_t r, int64_t now_us)
         struct ck_prod *pr = &c->prods[c->sched_p[i - c->tree_n]];
         pr->rk_due = (uint32_t)r;
         c->n_overdue++;
-        c->tree[i] = SIM_NEVER;
-        tree_fix(c, i);
+        ck_tree_set(c, i - c->tree_n, SIM_NEVER);
     }
 }
 

@@ -211,6 +211,8 @@ struct checker {
     uint64_t npending;
 
     struct ck_h *hs;               /* [nh] */
+    uint32_t *prod_of;             /* [nh] each one's hs[].prod, four bytes a handler: what a start's
+                                      prefetch reads to find its producer's record (prefetching only) */
     struct ck_prod *prods;
     uint32_t nprods;
 
@@ -280,6 +282,9 @@ int64_t ck_next_unserved_due(const struct checker *c, uint32_t h);
 
 /* checker_crash.c */
 void ck_crash_free(struct checker *c);
+/* Sets a leaf of the tree of next unserved dues; the minima above it follow,
+ * as far up as one changes. */
+void ck_tree_set(struct checker *c, uint32_t leaf, int64_t v);
 /* Pending-work bookkeeping for stuck handlers. */
 void ck_pend_inc(struct checker *c, uint32_t h);
 void ck_pend_dec(struct checker *c, uint32_t h);

@@ -491,7 +491,8 @@ PREFETCH_FN prefetch_handler_start(const struct sim *sim, uint32_t h)
     prefetch_handler(sim, h);
     prefetch_source(sim, h);
     if (sim->fx.ck)
-        checker_prefetch(sim->fx.ck, h, UINT32_MAX, UINT32_MAX, CK_PREFETCH_START);
+        checker_prefetch(sim->fx.ck, h, UINT32_MAX, UINT32_MAX,
+                         sim->topo.h_kind[h] == H_PRODUCER ? CK_PREFETCH_START_PRODUCER : CK_PREFETCH_START);
 }
 
 /* Stage 1: what the hint names. */
