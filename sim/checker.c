@@ -91,8 +91,9 @@ static uint32_t item_alloc(struct checker *c)
             sim_prefetch(&c->items[c->items_free]);
         return slot;
     }
-    size_t cap = c->items_cap;
-    c->items = ck_grow(c, c->items, sizeof *c->items, &cap, (size_t)c->items_hw + 1);
+    size_t cap = c->items_cap, old = cap;
+    c->items = xgrow_lines(c->items, sizeof *c->items, &cap, (size_t)c->items_hw + 1, c->items_hw);
+    c->bytes += (cap - old) * sizeof *c->items;
     SIM_ASSERT(cap < UINT32_MAX);
     c->items_cap = (uint32_t)cap;
     return c->items_hw++;
@@ -128,7 +129,7 @@ void checker_publish(struct checker *c, uint64_t item, uint32_t consumer, int64_
     SIM_ASSERT(origin_us <= now_us);
     SIM_ASSERT(c->ncrashes < UINT32_MAX);
     uint32_t slot = item_alloc(c);
-    c->items[slot] = (struct ck_item){.origin_us = origin_us, .id = item, .consumer = consumer,
+    c->items[slot] = (struct ck_item){.origin_us = origin_us, .consumer = consumer,
                                       .k_pub = (uint32_t)c->ncrashes, .drop_crash = -1};
     idwin_put(&c->item_map, item, slot);
     c->nitems++;
@@ -368,11 +369,11 @@ static int units_hold(struct checker *c, const struct checker_run *r, uint32_t t
             SIM_ASSERT(it->nactive < UINT16_MAX);
             shared |= it->nactive > 0;
             if (++it->nactive == 2)
-                doubled_inc(c, UINT32_MAX, it->id, tmpl, now_us);
+                doubled_inc(c, UINT32_MAX, slots[i], tmpl, now_us);
         } else {
             SIM_ASSERT(it->nactive > 0);
             if (it->nactive-- == 2)
-                doubled_dec(c, UINT32_MAX, it->id, now_us);
+                doubled_dec(c, UINT32_MAX, slots[i], now_us);
         }
     }
     if (r->prod == CK_NIL || r->due_us < 0)

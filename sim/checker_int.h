@@ -87,7 +87,6 @@ enum {
 
 struct ck_item {
     int64_t origin_us;
-    uint64_t id;
     uint32_t consumer;             /* handler instance; the free list's next when free */
     uint32_t k_pub;                /* crashes reported before its publish */
     uint32_t drop_k;               /* its first drop: crashes reported before it */
@@ -95,6 +94,10 @@ struct ck_item {
     uint16_t nactive;              /* PROMISE_UNIT: active runs that took it */
     uint8_t flags;                 /* IT_* */
 };
+/* Two to a cache line (the table is 64-byte aligned).  Its id is not kept:
+ * item_map finds the slot from the id, and while runs hold an item (the
+ * only time an overlap names it) its slot is its alone. */
+_Static_assert(sizeof(struct ck_item) == 32, "an item's checker record is half a cache line");
 
 enum { HS_STARTED = 1, HS_INPUT = 2 };
 
@@ -155,7 +158,7 @@ struct group {
 };
 
 struct doubled {
-    uint64_t key;                  /* the item, or the due */
+    uint64_t key;                  /* the item's slot (held while in here), or the due */
     uint32_t prod;                 /* UINT32_MAX for an item, else the producer's handler */
     uint32_t tmpl;
     int64_t start_us;

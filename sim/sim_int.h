@@ -224,14 +224,17 @@ static inline const struct src_arrival *src_at(const struct src_buf *sb, uint64_
 
 #define ITEM_NIL UINT32_MAX
 
-/* A live item: its public record first, so that sim_item returns it. */
+/* A live item: its public record first, so that sim_item returns it.  One
+ * cache line (the table is 64-byte aligned): at 56 bytes, three records in
+ * four straddled two lines. */
 struct item_slot {
-    struct sim_item pub;
+    _Alignas(64) struct sim_item pub;
     uint64_t id;
     uint32_t refs;                 /* kept runs whose reservation holds it */
     uint32_t prev, next;           /* the consumer's pending list; next: the free list */
     uint32_t origin;               /* what published it (sim_mem.c) */
 };
+_Static_assert(sizeof(struct item_slot) == 64, "an item is one cache line");
 
 /* A run record: two cache lines (the table is 64-byte aligned), the first
  * holding all that a phase event reads.  The checker's record of an active

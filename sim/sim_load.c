@@ -82,7 +82,7 @@ static uint32_t item_alloc(struct sim *sim)
     if (sim->items_hw == sim->items_cap) {
         SIM_ASSERT(sim->items_cap < UINT32_MAX / 2);
         size_t cap = sim->items_cap;
-        sim->items = xgrow(sim->items, sizeof *sim->items, &cap, (size_t)sim->items_hw + 1);
+        sim->items = xgrow_lines(sim->items, sizeof *sim->items, &cap, (size_t)sim->items_hw + 1, sim->items_hw);
         sim->items_cap = (uint32_t)cap;
     }
     return sim->items_hw++;

@@ -138,15 +138,10 @@ static uint32_t run_alloc(struct sim *sim)
         return slot;
     }
     if (sim->runs_hw == sim->runs_cap) {
-        /* Grown by hand, to keep records on cache-line boundaries. */
         SIM_ASSERT(sim->runs_cap < UINT32_MAX / 2);
-        uint32_t cap = sim->runs_cap ? sim->runs_cap * 2 : 64;
-        struct run_rec *n = xmalloc_aligned(64, (size_t)cap * sizeof *n);
-        if (sim->runs_hw)
-            memcpy(n, sim->runs, (size_t)sim->runs_hw * sizeof *n);
-        free(sim->runs);
-        sim->runs = n;
-        sim->runs_cap = cap;
+        size_t cap = sim->runs_cap;
+        sim->runs = xgrow_lines(sim->runs, sizeof *sim->runs, &cap, (size_t)sim->runs_hw + 1, sim->runs_hw);
+        sim->runs_cap = (uint32_t)cap;
     }
     return sim->runs_hw++;
 }

@@ -94,6 +94,24 @@ void *xgrow(void *p, size_t elem, size_t *cap, size_t need)
     return xrealloc(p, c * elem);
 }
 
+void *xgrow_lines(void *p, size_t elem, size_t *cap, size_t need, size_t used)
+{
+    if (need <= *cap)
+        return p;
+    size_t c = *cap ? *cap : 64;
+    while (c < need) {
+        if (c > SIZE_MAX / 2 / elem)
+            oom(SIZE_MAX);
+        c *= 2;
+    }
+    void *n = xmalloc_aligned(64, c * elem);
+    if (used)
+        memcpy(n, p, used * elem);
+    free(p);
+    *cap = c;
+    return n;
+}
+
 void *xgrow_in(void *p, void *buf, size_t nbuf, size_t elem, size_t *cap, size_t need)
 {
     if (need <= *cap)

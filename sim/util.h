@@ -34,6 +34,10 @@ void xfree_in(void *p, const void *buf);
 /* n bytes aligned to align (a power of two; n is rounded up to a multiple
  * of it), for tables of cache-line records; released with free. */
 void *xmalloc_aligned(size_t align, size_t n);
+/* xgrow for a table of cache-line records (elem a multiple or a divisor of
+ * 64): the new block is 64-byte aligned, and the first `used` items move
+ * to it.  Released with free. */
+void *xgrow_lines(void *p, size_t elem, size_t *cap, size_t need, size_t used);
 
 /* Exits with status 3 after printing "simrun: internal error: ..." to stderr.
  * For broken invariants that must not be survived in any build. */
