@@ -330,8 +330,8 @@ static struct handler_out handler_out(const struct sim *sim, uint32_t h)
     if (hd->out_topic >= 0) {
         uint32_t t = sim->w.inst_first_t[inst] + (uint32_t)hd->out_topic;
         uint32_t k0 = sim->w.sub_first[t], n = sim->w.sub_first[t + 1] - k0;
-        if (k0 < UINT32_MAX >> 3)
-            o.subs = k0 << 3 | (n < 4 ? n : 4);
+        if (k0 < UINT32_MAX >> 3 && n > 0)
+            o.subs = k0 << 3 | (n < 7 ? n : 7);
     }
     return o;
 }
@@ -547,7 +547,7 @@ PREFETCH_FN prefetch_next_deps(const struct sim *sim, const struct evq_hint *h)
     /* From h_out: the handler's own records are still loading. */
     prefetch_source(sim, r->handler);
     uint32_t subs = sim->h_out[r->handler].subs;
-    for (uint32_t k = subs >> 3; k < (subs >> 3) + (subs & 7); k++)
+    for (uint32_t k = subs >> 3; k < (subs >> 3) + ((subs & 7) < 4 ? (subs & 7) : 4); k++)
         prefetch_handler_start(sim, sim->w.subs[k]);
 }
 

@@ -202,8 +202,10 @@ struct src_arrival {
  * take five in a row). */
 struct handler_out {
     uint32_t src;                  /* its buffer in srcs, UINT32_MAX none */
-    uint32_t subs;                 /* its topic's first subscriber (index in w.subs) << 3 | their count, up
-                                      to 4 (those a publish's prefetch loads); 0 none */
+    uint32_t subs;                 /* its topic's first subscriber (index in w.subs) << 3 | their count
+                                      when 1 to 6 (a publish takes them from here, and its prefetch
+                                      loads the first four), 7 more; 0 none or unknown (a publish
+                                      reads the world's tables) */
 };
 
 /* One source in one instance: two cache lines (the table is 64-byte
@@ -533,9 +535,19 @@ void sim__item_gone(struct sim *sim, uint32_t slot, uint8_t state);
 void sim__item_release(struct sim *sim, uint32_t slot);
 /* The live item with that id, NULL if it was never published or is retired. */
 struct item_slot *sim__item_find(const struct sim *sim, uint64_t item);
-/* Publishes one event on topic instance t: one item per subscriber.
+/* Where a publish goes: its topic instance t, the topic's workflow
+ * instance and its index there, and its subscribers w.subs[k0, k1). */
+struct sim_reach {
+    uint32_t t, inst, k0, k1;
+    uint16_t local;
+};
+void sim__reach_topic(const struct sim *sim, uint32_t t, struct sim_reach *out);
+/* The topic producer h publishes to (out_topic >= 0), from handler_out
+ * where it knows the subscribers, else from the world's tables. */
+void sim__reach_out(const struct sim *sim, uint32_t h, struct sim_reach *out);
+/* Publishes one event on the topic `to` reaches: one item per subscriber.
  * origin: what published it (sim_mem.c, ORIGIN_*). */
-void sim__publish(struct sim *sim, uint32_t t, int64_t origin_us, uint32_t key, uint32_t origin);
+void sim__publish(struct sim *sim, const struct sim_reach *to, int64_t origin_us, uint32_t key, uint32_t origin);
 /* The source a producer polls in its instance, NULL if none. */
 struct src_buf *sim__src_of(struct sim *sim, uint32_t handler);
 /* Generates the source's arrivals up to and including t_us. */

@@ -160,17 +160,41 @@ static uint64_t item_new(struct sim *sim, uint32_t c, int64_t origin_us, uint32_
 }
 
 /* Publishes one event on topic instance t: one item per subscriber. */
-void sim__publish(struct sim *sim, uint32_t t, int64_t origin_us, uint32_t key, uint32_t origin)
+void sim__reach_topic(const struct sim *sim, uint32_t t, struct sim_reach *out)
 {
     const struct world *w = &sim->w;
     uint32_t inst = w->topic_inst[t];
-    uint16_t local = (uint16_t)(t - w->inst_first_t[inst]);
-    if (w->sub_first[t] == w->sub_first[t + 1]) {
-        sim->orphans[inst]++;
-        fact_orphan(&sim->fx, t, key);
+    *out = (struct sim_reach){.t = t, .inst = inst, .k0 = w->sub_first[t], .k1 = w->sub_first[t + 1],
+                              .local = (uint16_t)(t - w->inst_first_t[inst])};
+}
+
+void sim__reach_out(const struct sim *sim, uint32_t h, struct sim_reach *out)
+{
+    const struct handler_def *hd = sim__hdef(sim, h);
+    SIM_ASSERT(hd->out_topic >= 0);
+    uint32_t subs = sim->h_out[h].subs, n = subs & 7;
+    if (n == 0 || n == 7) {
+        sim__reach_topic(sim, sim->w.inst_first_t[sim->hs[h].inst] + (uint32_t)hd->out_topic, out);
         return;
     }
-    for (uint32_t k = w->sub_first[t]; k < w->sub_first[t + 1]; k++) {
+    /* The topic instance is not needed: it has subscribers, so no orphan
+     * names it. */
+    *out = (struct sim_reach){.t = UINT32_MAX, .inst = sim->hs[h].inst, .k0 = subs >> 3, .k1 = (subs >> 3) + n,
+                              .local = (uint16_t)hd->out_topic};
+}
+
+void sim__publish(struct sim *sim, const struct sim_reach *to, int64_t origin_us, uint32_t key, uint32_t origin)
+{
+    const struct world *w = &sim->w;
+    uint32_t inst = to->inst;
+    uint16_t local = to->local;
+    if (to->k0 == to->k1) {
+        SIM_ASSERT(to->t < w->nt);
+        sim->orphans[inst]++;
+        fact_orphan(&sim->fx, to->t, key);
+        return;
+    }
+    for (uint32_t k = to->k0; k < to->k1; k++) {
         uint32_t c = w->subs[k];
         uint64_t max_items = sim->o->max_items ? sim->o->max_items : SIM_MAX_ITEMS_DEFAULT;
         if (sim->live_items >= max_items)
@@ -264,9 +288,11 @@ void sim__src_trim(struct sim *sim, struct src_buf *sb, uint64_t from)
 void sim__publish_stream(struct sim *sim, uint32_t k)
 {
     struct pub_stream *ps = &sim->pubs[k];
+    struct sim_reach to;
+    sim__reach_topic(sim, ps->topic, &to);
     while (ps->g.next_us == sim->now_us && !sim->mem_stopped) {
         uint32_t key = arr_take(&ps->g);
-        sim__publish(sim, ps->topic, sim->now_us, key, ps->origin);
+        sim__publish(sim, &to, sim->now_us, key, ps->origin);
         ps = &sim->pubs[k];
     }
     if (ps->g.next_us != SIM_NEVER)

@@ -531,7 +531,8 @@ static void commit(struct sim *sim, uint32_t slot)
     /* Copy what is needed: publishing calls the policy, which may start runs
      * and so move the run table. */
     uint64_t id = r->id, src_from = r->src_from, src_to = r->src_to;
-    uint32_t t = sim->w.inst_first_t[sim->hs[h].inst] + (uint32_t)hd->out_topic;
+    struct sim_reach to;
+    sim__reach_out(sim, h, &to);
     struct src_buf *sb = sim__src_of(sim, h);
     if (sb) {
         /* Publish what arrived since the last successful poll; a concurrent
@@ -542,12 +543,12 @@ static void commit(struct sim *sim, uint32_t slot)
             sim->hs[h].src_cursor = src_to;
         uint32_t origin = sim__origin_source(sim, (uint32_t)hd->source);
         for (uint64_t k = from; k < src_to; k++)
-            sim__publish(sim, t, src_at(sb, k)->t_us, src_at(sb, k)->key, origin);
+            sim__publish(sim, &to, src_at(sb, k)->t_us, src_at(sb, k)->key, origin);
         sim__src_trim(sim, sb, sim->hs[h].src_cursor);
     }
     uint32_t origin = sim__origin_emit(sim, sim__tmpl(sim, h));
     for (uint32_t k = 0; k < hd->emit_n; k++)
-        sim__publish(sim, t, sim->now_us, (uint32_t)(id * 64 + k), origin);
+        sim__publish(sim, &to, sim->now_us, (uint32_t)(id * 64 + k), origin);
 }
 
 /* The run at slot ended and left the active set: the policy hears of it,

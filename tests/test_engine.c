@@ -184,6 +184,46 @@ static void test_prefetch_changes_nothing(void **state)
     scenario_free(s);
 }
 
+/* A producer's publish finds its topic's subscribers in handler_out when
+ * there are one to six, else in the world's tables: every count, and an
+ * orphan topic, gives each subscriber one item per event. */
+static void test_publish_reach(void **state)
+{
+    (void)state;
+    static const unsigned nsubs[] = {0, 1, 6, 7, 9};
+    char text[4096];
+    int n = snprintf(text, sizeof text, "horizon 1h\ndrain 10m\nworkflow wf x 3\n");
+    for (size_t i = 0; i < sizeof nsubs / sizeof *nsubs; i++)
+        n += snprintf(text + n, sizeof text - (size_t)n, "  producer p%zu every 10m runs 1s publish t%zu 2\n", i, i);
+    for (size_t i = 0; i < sizeof nsubs / sizeof *nsubs; i++)
+        for (unsigned k = 0; k < nsubs[i]; k++)
+            n += snprintf(text + n, sizeof text - (size_t)n, "  consumer c%zu_%u subscribe t%zu fifo runs 1s\n", i, k, i);
+    assert_true(n < (int)sizeof text);
+    struct scenario *s = parse(text);
+    const struct policy_ops *ops = policy_find("oracle");
+    struct params ps;
+    assert_int_equal(params_init(&ps, ops), 0);
+    struct sim_result r;
+    sim_run(s, ops, &ps, &(struct sim_opts){.seed = 1}, &r);
+    assert_int_equal(r.status, SIM_OK);
+    /* Six runs a producer (at 0, 10m, ..., 50m) in each of three instances,
+     * two events a run: 36 items for each subscriber, in template order
+     * after the five producers. */
+    uint32_t t = 5, consumers = 0;
+    for (size_t i = 0; i < sizeof nsubs / sizeof *nsubs; i++)
+        for (unsigned k = 0; k < nsubs[i]; k++, t++, consumers++) {
+            assert_true(t < r.ck.ntmpl);
+            if (r.ck.per_tmpl[t].published != 36 || r.ck.per_tmpl[t].processed != 36)
+                fail_msg("topic t%zu, subscriber %u: %llu published, %llu processed", i, k,
+                         (unsigned long long)r.ck.per_tmpl[t].published,
+                         (unsigned long long)r.ck.per_tmpl[t].processed);
+        }
+    assert_int_equal(t, r.ck.ntmpl);
+    assert_true(r.ck.total.published == 36 * (uint64_t)consumers);
+    sim_result_free(&r);
+    scenario_free(s);
+}
+
 /* The livelock rule per handler: the oracle retries a failed run at once;
  * a consumer whose every run fails at once is started again and again at
  * one instant with no progress, and is stopped after SIM_LIVELOCK_RUNS. */
@@ -505,6 +545,7 @@ int main(void)
         cmocka_unit_test(test_declared_pool),         cmocka_unit_test(test_ticker_churn),          cmocka_unit_test(test_ticker_stop),           cmocka_unit_test(test_run_taken_and_notes),
         cmocka_unit_test(test_no_livelock_large_world), cmocka_unit_test(test_livelock_per_handler),
         cmocka_unit_test(test_prefetch_changes_nothing),
+        cmocka_unit_test(test_publish_reach),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     cal_zone_cache_free();
