@@ -37,9 +37,23 @@ static void *huge_hint(void *p, size_t n)
     return p;
 }
 
+/* Blocks of LINE_MIN bytes or more start on a cache line.  malloc puts a
+ * large block 16 bytes past a page boundary, so that a table of 32-byte
+ * records (the event queue's slots, a policy's rows) had every other
+ * record straddle two lines, and a read of one two cache misses. */
+#define LINE_MIN ((size_t)4096)
+
+static void *line_alloc(size_t n)
+{
+    void *p = aligned_alloc(64, (n + 63) & ~(size_t)63);
+    if (!p)
+        oom(n);
+    return p;
+}
+
 void *xmalloc(size_t n)
 {
-    void *p = malloc(n ? n : 1);
+    void *p = n >= LINE_MIN ? line_alloc(n) : malloc(n ? n : 1);
     if (!p)
         oom(n);
     return huge_hint(p, n);
@@ -47,10 +61,18 @@ void *xmalloc(size_t n)
 
 void *xcalloc(size_t count, size_t size)
 {
+    if (size && count > SIZE_MAX / size)
+        oom(SIZE_MAX);
+    size_t n = count * size;
+    if (n >= LINE_MIN) {
+        void *p = line_alloc(n);
+        memset(p, 0, n);
+        return huge_hint(p, n);
+    }
     void *p = calloc(count ? count : 1, size ? size : 1);
     if (!p)
-        oom(count * size);
-    return huge_hint(p, count * size);
+        oom(n);
+    return p;
 }
 
 void *xrealloc(void *p, size_t n)
@@ -58,6 +80,12 @@ void *xrealloc(void *p, size_t n)
     void *q = realloc(p, n ? n : 1);
     if (!q)
         oom(n);
+    if (n >= LINE_MIN && ((uintptr_t)q & 63)) { /* realloc keeps malloc's alignment only */
+        void *a = line_alloc(n);
+        memcpy(a, q, n);
+        free(q);
+        q = a;
+    }
     return huge_hint(q, n);
 }
 
