@@ -277,6 +277,11 @@ void jobs_prefetch(const struct jobtab *t, uint64_t id)
         const char *r = (const char *)row_in(page, id);
         sim_prefetch(r + offsetof(struct job, status));
         sim_prefetch(r + offsetof(struct job, available_us) + sizeof(int64_t) - 1);
+        if (t->extra) { /* the policy's side data of the row, in its own array */
+            const char *x = extra_in(t, page, id);
+            sim_prefetch(x);
+            sim_prefetch(x + t->extra - 1);
+        }
     }
 }
 
