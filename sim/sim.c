@@ -47,12 +47,24 @@ const char *sim_status_name(enum sim_status s)
     return "?";
 }
 
+/* The index of block p in dallocs: O(1), however many blocks a policy
+ * keeps (one per job, say). */
+static size_t dalloc_index(const struct sim *sim, const void *p, const char *what)
+{
+    uint32_t i = idmap_get(&sim->dalloc_at, (uintptr_t)p);
+    if (i == IDMAP_NONE || i >= sim->ndalloc || sim->dallocs[i] != p)
+        sim_bug(__FILE__, __LINE__, what);
+    return i;
+}
+
 void *sim_dalloc(struct sim *sim, size_t n)
 {
     void *p = xcalloc(1, n);
     size_t cap = sim->dalloc_cap;
     sim->dallocs = xgrow(sim->dallocs, sizeof *sim->dallocs, &sim->dalloc_cap, sim->ndalloc + 1);
     sim->dalloc_sz = xgrow(sim->dalloc_sz, sizeof *sim->dalloc_sz, &cap, sim->ndalloc + 1);
+    SIM_ASSERT(sim->ndalloc < IDMAP_NONE);
+    idmap_put(&sim->dalloc_at, (uintptr_t)p, (uint32_t)sim->ndalloc);
     sim->dallocs[sim->ndalloc] = p;
     sim->dalloc_sz[sim->ndalloc++] = n;
     sim->mem_var += n;
@@ -63,32 +75,32 @@ void *sim_drealloc(struct sim *sim, void *p, size_t n)
 {
     if (!p)
         return sim_dalloc(sim, n);
-    for (size_t i = 0; i < sim->ndalloc; i++) {
-        if (sim->dallocs[i] == p) {
-            sim->dallocs[i] = xrealloc(p, n);
-            sim->mem_var += n;
-            sim->mem_var -= sim->dalloc_sz[i];
-            sim->dalloc_sz[i] = n;
-            return sim->dallocs[i];
-        }
+    size_t i = dalloc_index(sim, p, "sim_drealloc of a block not from sim_dalloc");
+    void *q = xrealloc(p, n);
+    if (q != p) {
+        idmap_del(&sim->dalloc_at, (uintptr_t)p);
+        idmap_put(&sim->dalloc_at, (uintptr_t)q, (uint32_t)i);
     }
-    SIM_ASSERT(0 && "sim_drealloc of a block not from sim_dalloc");
-    return NULL;
+    sim->dallocs[i] = q;
+    sim->mem_var += n;
+    sim->mem_var -= sim->dalloc_sz[i];
+    sim->dalloc_sz[i] = n;
+    return q;
 }
 
 void sim_dfree(struct sim *sim, void *p)
 {
-    for (size_t i = 0; i < sim->ndalloc; i++) {
-        if (sim->dallocs[i] == p) {
-            free(p);
-            sim->mem_var -= sim->dalloc_sz[i];
-            sim->ndalloc--;
-            sim->dallocs[i] = sim->dallocs[sim->ndalloc];
-            sim->dalloc_sz[i] = sim->dalloc_sz[sim->ndalloc];
-            return;
-        }
+    size_t i = dalloc_index(sim, p, "sim_dfree of a block not from sim_dalloc");
+    idmap_del(&sim->dalloc_at, (uintptr_t)p);
+    free(p);
+    sim->mem_var -= sim->dalloc_sz[i];
+    size_t last = --sim->ndalloc;
+    if (i != last) {
+        sim->dallocs[i] = sim->dallocs[last];
+        sim->dalloc_sz[i] = sim->dalloc_sz[last];
+        idmap_del(&sim->dalloc_at, (uintptr_t)sim->dallocs[i]);
+        idmap_put(&sim->dalloc_at, (uintptr_t)sim->dallocs[i], (uint32_t)i);
     }
-    SIM_ASSERT(0 && "sim_dfree of a block not from sim_dalloc");
 }
 
 void *sim_durable_realloc(void *ctx, void *p, size_t n)
@@ -650,6 +662,7 @@ static void sim_free(struct sim *sim)
         free(sim->dallocs[i]);
     free(sim->dallocs);
     free(sim->dalloc_sz);
+    idmap_free(&sim->dalloc_at);
     for (size_t i = 0; i < (size_t)sim->w.ninst * s->nsources; i++)
         if (sim->srcs[i].cap > SRC_INLINE)
             free(sim->srcs[i].a);

@@ -356,6 +356,7 @@ struct sim {
     void **dallocs;
     size_t *dalloc_sz;             /* [ndalloc] their sizes */
     size_t ndalloc, dalloc_cap;
+    struct idmap dalloc_at;        /* a block's address -> its index in dallocs */
     struct rng policy_rng;
     const struct sim_opts *o;
     struct sim_result *res;
