@@ -119,7 +119,7 @@ static void item_settle(struct checker *c, const struct ck_item *it)
     ck_lost_range(c, it->k_pub, (uint32_t)c->ncrashes, -1);
 }
 
-void checker_publish(struct checker *c, uint64_t item, uint32_t consumer, int64_t origin_us, int64_t now_us)
+uint32_t checker_publish(struct checker *c, uint64_t item, uint32_t consumer, int64_t origin_us, int64_t now_us)
 {
     ck_advance(c, now_us);
     SIM_ASSERT(item == c->nitems);     /* dense ids in publish order */
@@ -136,6 +136,7 @@ void checker_publish(struct checker *c, uint64_t item, uint32_t consumer, int64_
     c->tm[ck_tmpl(c, consumer)].published++;
     ck_pend_inc(c, consumer);
     c->hs[consumer].flags |= HS_INPUT;
+    return slot;
 }
 
 void checker_drop(struct checker *c, uint64_t item, enum drop_cause cause, int64_t now_us)
@@ -323,9 +324,10 @@ static void doubled_dec(struct checker *c, uint32_t prod, uint64_t key, int64_t 
 static int64_t *adue_at(struct ck_prod *pr, size_t k) { return k ? &pr->adue[k - 1] : &pr->due0; }
 static uint32_t *acnt_at(struct ck_prod *pr, size_t k) { return k ? &pr->acnt[k - 1] : &pr->cnt0; }
 
-static int due_hold(struct checker *c, uint32_t h, uint32_t tmpl, int64_t due_us, int delta, int64_t now_us)
+static int due_hold(struct checker *c, uint32_t h, uint32_t p, uint32_t tmpl, int64_t due_us, int delta,
+                    int64_t now_us)
 {
-    struct ck_prod *pr = &c->prods[c->hs[h].prod];
+    struct ck_prod *pr = &c->prods[p];
     size_t k = 0;
     while (k < pr->nadue && *adue_at(pr, k) != due_us)
         k++;
@@ -378,7 +380,7 @@ static int units_hold(struct checker *c, const struct checker_run *r, uint32_t t
     }
     if (r->prod == CK_NIL || r->due_us < 0)
         return shared;
-    return due_hold(c, r->handler, tmpl, r->due_us, delta, now_us) | shared;
+    return due_hold(c, r->handler, r->prod, tmpl, r->due_us, delta, now_us) | shared;
 }
 
 static uint32_t group_of(const struct checker *c, uint32_t h)
@@ -386,22 +388,33 @@ static uint32_t group_of(const struct checker *c, uint32_t h)
     return c->promise == PROMISE_WORKFLOW ? c->hs[h].inst : h;
 }
 
-/* A start reads the handler's record, its group and a producer's first line; a mutation, the item
- * and the producer's mutated set (ck_prod's second line); an end, the item,
- * the consumer's pending count, the producer's committed set (its first
- * line) and the run's group. */
+/* The lines of producer p's record that a start or an end reads: the
+ * first, and under PROMISE_UNIT the third (the dues its active runs hold). */
+static void prefetch_prod(const struct checker *c, uint32_t p)
+{
+    sim_prefetch(&c->prods[p]);
+    if (c->promise == PROMISE_UNIT)
+        sim_prefetch((const char *)&c->prods[p] + 128);
+}
+
+/* A start reads the handler's record, its group and a producer's record; a
+ * mutation, the item and the producer's mutated set (ck_prod's second
+ * line); an end, the item, the consumer's pending count, the producer's
+ * record and the run's group. */
 void checker_prefetch(const struct checker *c, uint32_t handler, uint32_t prod, uint32_t item, enum ck_prefetch what)
 {
     if (item < c->items_hw)
         sim_prefetch(&c->items[item]);
-    if (prod < c->nprods)
-        sim_prefetch((const char *)&c->prods[prod] + (what == CK_PREFETCH_MUTATION ? 64 : 0));
+    if (prod < c->nprods && what == CK_PREFETCH_MUTATION)
+        sim_prefetch((const char *)&c->prods[prod] + 64);
+    else if (prod < c->nprods)
+        prefetch_prod(c, prod);
     if (what == CK_PREFETCH_MUTATION || handler >= c->w->nh)
         return;
     if (item < c->items_hw || what == CK_PREFETCH_START || what == CK_PREFETCH_START_PRODUCER)
         sim_prefetch(&c->hs[handler]);
     if (what == CK_PREFETCH_START_PRODUCER && prod >= c->nprods && c->prod_of[handler] < c->nprods)
-        sim_prefetch(&c->prods[c->prod_of[handler]]); /* a producer's start walks its dues */
+        prefetch_prod(c, c->prod_of[handler]); /* a producer's start walks its dues */
     if (c->ngroups) /* a workflow's group: its instance's, found in the world's compact entry */
         sim_prefetch(&c->groups[c->promise == PROMISE_WORKFLOW ? c->w->h[handler].inst : handler]);
 }

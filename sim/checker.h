@@ -109,7 +109,8 @@ struct checker *checker_new(const struct world *w, enum promise promise);
 void checker_free(struct checker *c);
 
 /* Ground truth, in the order it happened (now_us never decreases). */
-void checker_publish(struct checker *c, uint64_t item, uint32_t consumer, int64_t origin_us, int64_t now_us);
+/* Returns the item's slot in the checker, for checker_prefetch_item. */
+uint32_t checker_publish(struct checker *c, uint64_t item, uint32_t consumer, int64_t origin_us, int64_t now_us);
 void checker_drop(struct checker *c, uint64_t item, enum drop_cause cause, int64_t now_us);
 /* A run starts.  taken: the item ids its script reserved (n may be 0: an
  * empty run).  For a producer, due_us is the nominal instant it serves or

@@ -121,7 +121,8 @@ _Static_assert(sizeof(struct ck_h) == 64, "a handler's checker record is one cac
 /* Per producer instance (any producer, scheduled or not): three cache
  * lines (the table is 64-byte aligned), the first holding what a start and
  * a commit touch (the committed set's tail), the second what a mutation
- * does (the mutated set's tail); checker_prefetch counts on this. */
+ * does (the mutated set's tail), the third the dues PROMISE_UNIT's active
+ * runs hold; checker_prefetch counts on this. */
 struct ck_prod {
     _Alignas(64) uint32_t h;
     uint32_t leaf;                 /* leaf in the due tree; CK_NIL if unscheduled */
@@ -142,6 +143,7 @@ struct ck_prod {
 };
 _Static_assert(sizeof(struct ck_prod) == 192, "a producer's record is three cache lines");
 _Static_assert(offsetof(struct ck_prod, committed) + sizeof(struct prog) <= 64, "a commit reads line 1");
+_Static_assert(offsetof(struct ck_prod, adue) >= 128, "PROMISE_UNIT's dues are line 3 (checker_prefetch)");
 _Static_assert(offsetof(struct ck_prod, mutated) >= 64 && offsetof(struct ck_prod, mutated) + sizeof(struct prog) <= 128,
                "a mutation reads line 2");
 

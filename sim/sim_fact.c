@@ -74,9 +74,9 @@ void facts_close(struct facts *f, int64_t end_us, struct sim_result *res)
 
 /* --- the facts -------------------------------------------------------------------- */
 
-void fact_publish(struct facts *f, uint64_t item, uint32_t consumer, int64_t origin_us, uint32_t key)
+uint32_t fact_publish(struct facts *f, uint64_t item, uint32_t consumer, int64_t origin_us, uint32_t key)
 {
-    checker_publish(f->ck, item, consumer, origin_us, *f->now);
+    uint32_t ck_slot = checker_publish(f->ck, item, consumer, origin_us, *f->now);
     fold(f, FACT_PUBLISH, item, consumer);
     if (f->tracing) {
         struct trace_rec r;
@@ -85,6 +85,7 @@ void fact_publish(struct facts *f, uint64_t item, uint32_t consumer, int64_t ori
         r.key = key;
         emit(f, &r);
     }
+    return ck_slot;
 }
 
 void fact_drop(struct facts *f, uint64_t item, uint32_t consumer, enum drop_cause cause)

@@ -137,7 +137,8 @@ struct fact_start {
     struct checker_run *ck;        /* the checker's record of it, in the run's own */
 };
 
-void fact_publish(struct facts *f, uint64_t item, uint32_t consumer, int64_t origin_us, uint32_t key);
+/* Returns the item's slot in the checker (item_slot.ck_slot). */
+uint32_t fact_publish(struct facts *f, uint64_t item, uint32_t consumer, int64_t origin_us, uint32_t key);
 void fact_drop(struct facts *f, uint64_t item, uint32_t consumer, enum drop_cause cause);
 void fact_orphan(struct facts *f, uint32_t topic, uint32_t key);
 void fact_run_start(struct facts *f, const struct fact_start *s);
@@ -235,6 +236,8 @@ struct item_slot {
     uint32_t refs;                 /* kept runs whose reservation holds it */
     uint32_t prev, next;           /* the consumer's pending list; next: the free list */
     uint32_t origin;               /* what published it (sim_mem.c) */
+    uint32_t ck_slot;              /* the checker's slot of it: a run that takes it loads that record
+                                      (prefetching only) */
 };
 _Static_assert(sizeof(struct item_slot) == 64, "an item is one cache line");
 

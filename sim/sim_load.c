@@ -210,7 +210,7 @@ void sim__publish(struct sim *sim, const struct sim_reach *to, int64_t origin_us
             return;
         uint32_t slot;
         uint64_t id = item_new(sim, c, origin_us, key, local, origin, &slot);
-        fact_publish(&sim->fx, id, c, origin_us, key);
+        sim->items[slot].ck_slot = fact_publish(&sim->fx, id, c, origin_us, key);
         if (sim->accepting) {
             sim->ops->on_publish(sim->pol, c, id, sim->now_us);
         } else if (sim->ops->items_volatile) {

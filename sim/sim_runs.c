@@ -43,6 +43,8 @@ static void scratch_grow(struct sim *sim, size_t need)
 static void gather_one(struct sim *sim, uint32_t slot, uint32_t n)
 {
     const struct item_slot *it = &sim->items[slot];
+    if (sim->prefetch && sim->fx.ck) /* a start's checker reads the items it takes */
+        checker_prefetch_item(sim->fx.ck, it->id, it->ck_slot);
     sim->sc_ids[n] = it->id;
     sim->sc_slots[n] = slot;
     sim->sc_items[n] = (struct script_item){it->pub.publish_us, it->pub.key, it->pub.topic};
