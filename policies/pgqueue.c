@@ -498,6 +498,7 @@ static struct policy *pq_create(struct sim *sim, void *durable, const struct par
     p->cron_us = flavour_dur(ps, "cron_interval", fl->cron_us);
 
     p->w = xcalloc(p->nworkers, sizeof *p->w);
+    sim_declare_worker_rows(sim, p->w, sizeof *p->w, p->nworkers);
     idxset_init(&p->idle, p->nworkers);
     p->cron_alarm = xcalloc(p->t->nh + 1, sizeof *p->cron_alarm);
     for (uint32_t h = 0; h < p->t->nh; h++)

@@ -419,6 +419,8 @@ static struct policy *sq_create(struct sim *sim, void *durable, const struct par
     p->c = xcalloc(p->ncons, sizeof *p->c);
     p->batch = xcalloc((size_t)p->ncons * p->max_messages, sizeof *p->batch);
     p->receipt = xcalloc((size_t)p->ncons * p->max_messages, sizeof *p->receipt);
+    sim_declare_worker_rows(sim, p->c, sizeof *p->c, p->ncons);
+    sim_declare_worker_rows(sim, p->batch, p->max_messages * sizeof *p->batch, p->ncons);
     idxset_init(&p->waiting, p->ncons);
     idxset_init(&p->unarmed, p->ncons);
     p->armed_at = INT64_MIN; /* no loop armed yet */

@@ -716,6 +716,7 @@ static struct policy *vt_create(struct sim *sim, void *durable, const struct par
         SIM_ASSERT(cal_zone_get("UTC", &p->sched_opts.zone, err, sizeof err) == 0); /* UTC is built in */
     }
     p->wk = xcalloc(p->nworkers, sizeof *p->wk);
+    sim_declare_worker_rows(sim, p->wk, sizeof *p->wk, p->nworkers);
     idxset_init(&p->idle, p->nworkers);
     p->next = sim_alarm_new(sim, T_NEXT, 0);
 

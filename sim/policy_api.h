@@ -252,6 +252,10 @@ void sim_declare_inst_rows(struct sim *sim, const void *base, size_t size);
 /* The same for a job table whose row id is the tag of the run working on
  * it (run_req.tag): the engine loads the row of a run about to end. */
 void sim_declare_run_rows(struct sim *sim, const struct jobtab *t);
+/* The same for a pool's workers: n rows, row k at base + k * size for the
+ * runs whose run_req.worker is k + 1; the engine loads the row of a run's
+ * worker before the run ends. */
+void sim_declare_worker_rows(struct sim *sim, const void *base, size_t size, uint64_t n);
 /* The same for a wake: a policy whose timers or alarms of tag `tag` (below
  * 64) carry a handler instance as their arg says so at create, and the
  * engine starts loading that handler's rows (and its own records of it)

@@ -152,18 +152,29 @@ void sim_declare_pool(struct sim *sim, uint64_t n)
     sim->timer_limit = timer_limit(sim);
 }
 
-static void declare_rows(struct sim *sim, const void *base, size_t size, int per_inst)
+static void declare_rows(struct sim *sim, const void *base, size_t size, int by, uint64_t n)
 {
     if (!base || !size || sim->nrow_arrays == SIM_ROW_ARRAYS)
         return;
-    sim->row_arrays[sim->nrow_arrays++] = (struct row_array){(const char *)base, size, per_inst};
+    sim->row_arrays[sim->nrow_arrays++] = (struct row_array){(const char *)base, size, by, n};
+    if (by == ROWS_WORKER)
+        sim->worker_row_arrays++;
 }
 
-void sim_declare_rows(struct sim *sim, const void *base, size_t size) { declare_rows(sim, base, size, 0); }
+void sim_declare_rows(struct sim *sim, const void *base, size_t size) { declare_rows(sim, base, size, ROWS_HANDLER, 0); }
 
-void sim_declare_inst_rows(struct sim *sim, const void *base, size_t size) { declare_rows(sim, base, size, 1); }
+void sim_declare_inst_rows(struct sim *sim, const void *base, size_t size)
+{
+    declare_rows(sim, base, size, ROWS_INST, 0);
+}
 
 void sim_declare_run_rows(struct sim *sim, const struct jobtab *t) { sim->run_rows = t; }
+
+void sim_declare_worker_rows(struct sim *sim, const void *base, size_t size, uint64_t n)
+{
+    if (n)
+        declare_rows(sim, base, size, ROWS_WORKER, n);
+}
 
 void sim_declare_handler_tag(struct sim *sim, uint32_t tag)
 {
@@ -180,6 +191,7 @@ void sim__policy_destroy(struct sim *sim)
     sim->pol = NULL;
     sim->nrow_arrays = 0;
     sim->run_rows = NULL;
+    sim->worker_row_arrays = 0;
     sim->handler_tags = 0;
     for (uint32_t h = 0; h < sim->w.nh; h++) /* the alarms go with the policy */
         sim->inst_runs[h].alarm_ref = 0;
@@ -465,6 +477,15 @@ static void setup(struct sim *sim)
  * through sim_prefetch, which the optimiser keeps (sim/util.h). */
 #define PREFETCH_FN static inline __attribute__((always_inline)) void
 
+/* Row i of a declared array: every line of it, to four. */
+PREFETCH_FN prefetch_row(const struct row_array *ra, size_t i)
+{
+    const char *row = ra->base + i * ra->size;
+    for (size_t off = 0; off < ra->size && off < 4 * 64; off += 64)
+        sim_prefetch(row + off);
+    sim_prefetch(row + ra->size - 1); /* the last line, if the row starts within one */
+}
+
 /* What the end of a run of h or a wake of h reads of the engine's and the
  * policy's (its declared rows). */
 PREFETCH_FN prefetch_handler(const struct sim *sim, uint32_t h)
@@ -474,12 +495,9 @@ PREFETCH_FN prefetch_handler(const struct sim *sim, uint32_t h)
     sim_prefetch(&sim->hs[h]);
     sim_prefetch(&sim->inst_runs[h]);
     for (uint32_t k = 0; k < sim->nrow_arrays; k++) {
-        size_t i = sim->row_arrays[k].per_inst ? sim->topo.h_inst[h] : h;
-        size_t size = sim->row_arrays[k].size;
-        const char *row = sim->row_arrays[k].base + i * size;
-        for (size_t off = 0; off < size && off < 4 * 64; off += 64) /* every line of it, to four */
-            sim_prefetch(row + off);
-        sim_prefetch(row + size - 1); /* the last line, if the row starts within one */
+        const struct row_array *ra = &sim->row_arrays[k];
+        if (ra->by != ROWS_WORKER)
+            prefetch_row(ra, ra->by == ROWS_INST ? sim->topo.h_inst[h] : h);
     }
 }
 
@@ -551,6 +569,11 @@ PREFETCH_FN prefetch_next_deps(const struct sim *sim, const struct evq_hint *h)
         sim_prefetch(&sim->items[r->tk_slot]);
     if (sim->run_rows && !mutation)
         jobs_prefetch(sim->run_rows, r->tag);
+    for (uint32_t k = 0; k < sim->nrow_arrays && sim->worker_row_arrays && !mutation; k++) {
+        const struct row_array *ra = &sim->row_arrays[k];
+        if (ra->by == ROWS_WORKER && r->worker >= 1 && r->worker <= ra->n)
+            prefetch_row(ra, r->worker - 1);
+    }
     if (sim->fx.ck)
         checker_prefetch(sim->fx.ck, r->handler, r->ntaken == 1 ? UINT32_MAX : r->ck_slot,
                          r->ntaken == 1 ? r->ck_slot : UINT32_MAX, mutation ? CK_PREFETCH_MUTATION : CK_PREFETCH_END);
