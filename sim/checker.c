@@ -401,7 +401,8 @@ static void prefetch_prod(const struct checker *c, uint32_t p)
  * mutation, the item and the producer's mutated set (ck_prod's second
  * line); an end, the item, the consumer's pending count, the producer's
  * record and the run's group. */
-void checker_prefetch(const struct checker *c, uint32_t handler, uint32_t prod, uint32_t item, enum ck_prefetch what)
+void checker_prefetch(const struct checker *c, uint32_t handler, uint32_t inst, uint32_t prod, uint32_t item,
+                      enum ck_prefetch what)
 {
     if (item < c->items_hw)
         sim_prefetch(&c->items[item]);
@@ -415,8 +416,9 @@ void checker_prefetch(const struct checker *c, uint32_t handler, uint32_t prod, 
         sim_prefetch(&c->hs[handler]);
     if (what == CK_PREFETCH_START_PRODUCER && prod >= c->nprods && c->prod_of[handler] < c->nprods)
         prefetch_prod(c, c->prod_of[handler]); /* a producer's start walks its dues */
-    if (c->ngroups) /* a workflow's group: its instance's, found in the world's compact entry */
-        sim_prefetch(&c->groups[c->promise == PROMISE_WORKFLOW ? c->w->h[handler].inst : handler]);
+    uint32_t g = c->promise == PROMISE_WORKFLOW ? inst : handler; /* a workflow's group: its instance's */
+    if (g < c->ngroups)
+        sim_prefetch(&c->groups[g]);
 }
 
 /* An item's retirement reads its place in item_map and its record. */

@@ -151,12 +151,15 @@ void checker_result_free(struct checker_result *r);
 /* A hint for the memory system from an engine that knows which run's
  * phase event comes next: the checker's records that event will read.
  * prod and item are the run's checker_run.prod and, when it took one item,
- * checker_run.item; what: the event starts a run of the handler, applies
+ * checker_run.item; inst the handler's workflow instance (the world's
+ * h[].inst, which the engine reads from a table of its own); what: the
+ * event starts a run of the handler, applies
  * the run's mutation, or ends the run.  A value out of range (UINT32_MAX)
  * names nothing.  It
  * reads only the checker's own sizes and changes nothing. */
 enum ck_prefetch { CK_PREFETCH_START, CK_PREFETCH_START_PRODUCER, CK_PREFETCH_MUTATION, CK_PREFETCH_END };
-void checker_prefetch(const struct checker *c, uint32_t handler, uint32_t prod, uint32_t item, enum ck_prefetch what);
+void checker_prefetch(const struct checker *c, uint32_t handler, uint32_t inst, uint32_t prod, uint32_t item,
+                      enum ck_prefetch what);
 /* Starts loading what retiring item (at the checker's slot `slot`, the
  * run record's ck_slot) will read; a hint only, like checker_prefetch. */
 void checker_prefetch_item(const struct checker *c, uint64_t item, uint32_t slot);

@@ -521,7 +521,7 @@ PREFETCH_FN prefetch_handler_start(const struct sim *sim, uint32_t h)
     prefetch_handler(sim, h);
     prefetch_source(sim, h);
     if (sim->fx.ck)
-        checker_prefetch(sim->fx.ck, h, UINT32_MAX, UINT32_MAX,
+        checker_prefetch(sim->fx.ck, h, sim->topo.h_inst[h], UINT32_MAX, UINT32_MAX,
                          sim->topo.h_kind[h] == H_PRODUCER ? CK_PREFETCH_START_PRODUCER : CK_PREFETCH_START);
 }
 
@@ -575,7 +575,8 @@ PREFETCH_FN prefetch_next_deps(const struct sim *sim, const struct evq_hint *h)
             prefetch_row(ra, r->worker - 1);
     }
     if (sim->fx.ck)
-        checker_prefetch(sim->fx.ck, r->handler, r->ntaken == 1 ? UINT32_MAX : r->ck_slot,
+        checker_prefetch(sim->fx.ck, r->handler, r->handler < sim->w.nh ? sim->topo.h_inst[r->handler] : UINT32_MAX,
+                         r->ntaken == 1 ? UINT32_MAX : r->ck_slot,
                          r->ntaken == 1 ? r->ck_slot : UINT32_MAX, mutation ? CK_PREFETCH_MUTATION : CK_PREFETCH_END);
     if (mutation || r->handler >= sim->w.nh || sim->topo.h_kind[r->handler] != H_PRODUCER)
         return;
