@@ -108,30 +108,32 @@ char *xstrdup(const char *s)
     return d;
 }
 
-void *xgrow(void *p, size_t elem, size_t *cap, size_t need)
+/* The capacity that holds need elements: cap doubled (first if 0) as often
+ * as it takes. */
+static size_t grown_cap(size_t cap, size_t first, size_t elem, size_t need)
 {
-    if (need <= *cap)
-        return p;
-    size_t c = *cap ? *cap : 8;
+    size_t c = cap ? cap : first;
     while (c < need) {
         if (c > SIZE_MAX / 2 / elem)
             oom(SIZE_MAX);
         c *= 2;
     }
-    *cap = c;
-    return xrealloc(p, c * elem);
+    return c;
+}
+
+void *xgrow(void *p, size_t elem, size_t *cap, size_t need)
+{
+    if (need <= *cap)
+        return p;
+    *cap = grown_cap(*cap, 8, elem, need);
+    return xrealloc(p, *cap * elem);
 }
 
 void *xgrow_lines(void *p, size_t elem, size_t *cap, size_t need, size_t used)
 {
     if (need <= *cap)
         return p;
-    size_t c = *cap ? *cap : 64;
-    while (c < need) {
-        if (c > SIZE_MAX / 2 / elem)
-            oom(SIZE_MAX);
-        c *= 2;
-    }
+    size_t c = grown_cap(*cap, 64, elem, need);
     void *n = xmalloc_aligned(64, c * elem);
     if (used)
         memcpy(n, p, used * elem);

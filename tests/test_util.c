@@ -1,5 +1,6 @@
 /* test_util.c: the shared helpers of sim/util.h that have no module of
- * their own: sim_sort_u32 against qsort, xgrow_in. */
+ * their own: sim_sort_u32 against qsort, xgrow_in, the line alignment of
+ * large blocks (xmalloc, xcalloc, xrealloc, xgrow_lines). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -95,11 +96,46 @@ static void test_xgrow_in(void **state)
     xfree_in(u.v, u.in);
 }
 
+/* Large blocks start on a cache line, however they were made or grown,
+ * and keep their contents; small ones are plain malloc's. */
+static void test_line_blocks(void **state)
+{
+    (void)state;
+    unsigned char *a = xmalloc(100000), *b = xcalloc(3000, 32), *c = xmalloc(100);
+    assert_true(((uintptr_t)a & 63) == 0);
+    assert_true(((uintptr_t)b & 63) == 0);
+    for (size_t i = 0; i < 3000 * 32; i++)
+        assert_int_equal(b[i], 0);
+    for (size_t i = 0; i < 100000; i++)
+        a[i] = (unsigned char)(i * 7);
+    for (size_t n = 200000; n <= 3200000; n *= 2) { /* past the mmap threshold, where realloc keeps 16 */
+        a = xrealloc(a, n);
+        assert_true(((uintptr_t)a & 63) == 0);
+    }
+    for (size_t i = 0; i < 100000; i++)
+        assert_int_equal(a[i], (unsigned char)(i * 7));
+    c = xrealloc(c, 50); /* small: no promise, still the bytes */
+    size_t cap = 0;
+    uint64_t *v = NULL;
+    for (size_t n = 1; n <= 5000; n++) {
+        v = xgrow_lines(v, sizeof *v, &cap, n, n - 1);
+        assert_true(((uintptr_t)v & 63) == 0 && cap >= n);
+        v[n - 1] = n * 3;
+    }
+    for (size_t n = 1; n <= 5000; n++)
+        assert_true(v[n - 1] == n * 3);
+    free(a);
+    free(b);
+    free(c);
+    free(v);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_sort_u32),
         cmocka_unit_test(test_xgrow_in),
+        cmocka_unit_test(test_line_blocks),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
