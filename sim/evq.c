@@ -160,7 +160,7 @@ static inline uint32_t slot_alloc(struct evq *q)
     }
     SIM_ASSERT(q->nslots < EVQ_SLOTS_MAX);
     size_t cap = q->cap_slots;
-    q->slots = xgrow(q->slots, sizeof *q->slots, &q->cap_slots, q->nslots + 1);
+    q->slots = xgrow_lines(q->slots, sizeof *q->slots, &q->cap_slots, q->nslots + 1, q->nslots);
     q->bytes += (q->cap_slots - cap) * sizeof *q->slots;
     idx = (uint32_t)q->nslots++;
     q->slots[idx].gen = 1;

@@ -37,10 +37,13 @@ static void *huge_hint(void *p, size_t n)
     return p;
 }
 
-/* Blocks of LINE_MIN bytes or more start on a cache line.  malloc puts a
- * large block 16 bytes past a page boundary, so that a table of 32-byte
- * records (the event queue's slots, a policy's rows) had every other
- * record straddle two lines, and a read of one two cache misses. */
+/* Blocks of LINE_MIN bytes or more that xmalloc and xcalloc make start on
+ * a cache line.  malloc puts a large block 16 bytes past a page boundary,
+ * so that a table of 32-byte records (a policy's rows) had every other
+ * record straddle two lines, and a read of one two cache misses.  xrealloc
+ * keeps realloc's alignment (moving a block to align it would copy it at
+ * every growth, where realloc remaps it): a table of such records that
+ * grows uses xgrow_lines. */
 #define LINE_MIN ((size_t)4096)
 
 static void *line_alloc(size_t n)
@@ -80,12 +83,6 @@ void *xrealloc(void *p, size_t n)
     void *q = realloc(p, n ? n : 1);
     if (!q)
         oom(n);
-    if (n >= LINE_MIN && ((uintptr_t)q & 63)) { /* realloc keeps malloc's alignment only */
-        void *a = line_alloc(n);
-        memcpy(a, q, n);
-        free(q);
-        q = a;
-    }
     return huge_hint(q, n);
 }
 
