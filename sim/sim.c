@@ -352,10 +352,11 @@ static struct handler_out handler_out(const struct sim *sim, uint32_t h)
     if (hd->source >= 0 && src < UINT32_MAX)
         o.src = (uint32_t)src;
     if (hd->out_topic >= 0) {
-        uint32_t t = sim->w.inst_first_t[inst] + (uint32_t)hd->out_topic;
-        uint32_t k0 = sim->w.sub_first[t], n = sim->w.sub_first[t + 1] - k0;
-        if (k0 < UINT32_MAX >> 3 && n > 0)
-            o.subs = k0 << 3 | (n < 7 ? n : 7);
+        struct sim_reach r;
+        sim__reach_topic(sim, sim->w.inst_first_t[inst] + (uint32_t)hd->out_topic, &r);
+        uint32_t n = r.k1 - r.k0;
+        if (r.k0 < UINT32_MAX >> 3 && n > 0)
+            o.subs = r.k0 << 3 | (n < 7 ? n : 7);
     }
     return o;
 }

@@ -548,9 +548,10 @@ struct sim_reach {
     uint16_t local;
 };
 void sim__reach_topic(const struct sim *sim, uint32_t t, struct sim_reach *out);
-/* The topic producer h publishes to (out_topic >= 0), from handler_out
- * where it knows the subscribers, else from the world's tables. */
-void sim__reach_out(const struct sim *sim, uint32_t h, struct sim_reach *out);
+/* The topic producer h (of definition hd, out_topic >= 0) publishes to,
+ * from handler_out where it knows the subscribers, else from the world's
+ * tables. */
+void sim__reach_out(const struct sim *sim, uint32_t h, const struct handler_def *hd, struct sim_reach *out);
 /* Publishes one event on the topic `to` reaches: one item per subscriber.
  * origin: what published it (sim_mem.c, ORIGIN_*). */
 void sim__publish(struct sim *sim, const struct sim_reach *to, int64_t origin_us, uint32_t key, uint32_t origin);

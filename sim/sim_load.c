@@ -168,9 +168,8 @@ void sim__reach_topic(const struct sim *sim, uint32_t t, struct sim_reach *out)
                               .local = (uint16_t)(t - w->inst_first_t[inst])};
 }
 
-void sim__reach_out(const struct sim *sim, uint32_t h, struct sim_reach *out)
+void sim__reach_out(const struct sim *sim, uint32_t h, const struct handler_def *hd, struct sim_reach *out)
 {
-    const struct handler_def *hd = sim__hdef(sim, h);
     SIM_ASSERT(hd->out_topic >= 0);
     uint32_t subs = sim->h_out[h].subs, n = subs & 7;
     if (n == 0 || n == 7) {

@@ -534,7 +534,7 @@ static void commit(struct sim *sim, uint32_t slot)
      * and so move the run table. */
     uint64_t id = r->id, src_from = r->src_from, src_to = r->src_to;
     struct sim_reach to;
-    sim__reach_out(sim, h, &to);
+    sim__reach_out(sim, h, hd, &to);
     struct src_buf *sb = sim__src_of(sim, h);
     if (sb) {
         /* Publish what arrived since the last successful poll; a concurrent
