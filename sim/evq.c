@@ -1,23 +1,34 @@
-/* evq.c: the event queue as a radix heap with a slot pool.
+/* evq.c: the event queue as a radix heap with a sorted front and a slot pool.
  *
  * Times map to unsigned keys (sign bit flipped, so the order is kept).  The
- * queue remembers `last`, the key of the last popped event (the radix base),
- * and keeps every pending entry in bucket bucket_of(key, last): 0 when
- * key == last, otherwise 1 + the index of the highest bit in which key and
- * last differ.  Since no key is below last, a lower bucket only holds smaller
- * keys than a higher one.  When bucket 0 runs dry, the lowest non-empty
- * bucket is emptied: its minimum becomes the new last and its entries are
- * spread over the buckets below it, which are all empty at that moment.  Each
- * entry only ever moves down, so it moves at most 64 times.
+ * queue keeps a base key, `last`.  Every pending entry with a key up to
+ * last is in the front, bucket 0, sorted by (key, seq) and popped from its
+ * head; every other entry is in bucket bucket_of(key, last): 1 + the index
+ * of the highest bit in which key and last differ.  So a lower bucket only
+ * holds smaller keys than a higher one, and the front the smallest of all.
+ *
+ * Refilling the front takes the lowest non-empty bucket.  A large one is
+ * spread around its minimum, which becomes last: the entries of that key go
+ * to the front, the others to the buckets below, which are all empty then
+ * (each entry only ever moves down, so at most 64 times).  A small one
+ * whose keys are about as dense as the pops go whole into the front, sorted
+ * there (a few entries: insertion), and its largest key becomes last; that
+ * spares the spreads that would have split it one key at a time.  Either
+ * way the buckets above stay right, since the new last agrees with the old
+ * one above the bucket's bit.
+ *
+ * The front is refilled after each pop to hold the next FRONT_AHEAD
+ * entries, so that evq_hints reads the next pops off it in order; but only
+ * as far as the next FRONT_SPAN average gaps between pops reach, since a
+ * push up to last is sorted into the front (binary search, then one move
+ * of the shorter side): a front that reached an hour ahead in a lull would
+ * take in every push of that hour.  A push past last appends to its
+ * bucket.  Entries of one key therefore keep seq order everywhere: a push
+ * has the largest seq so far, a spread or a move keeps a bucket's order
+ * (which is seq order: buckets are only appended to) and sorts stably.
  *
  * Each bucket 1..64 keeps the least key it holds (tombstones included) as
  * entries come in, so that emptying it needs one pass, not two.
- *
- * FIFO among equal times needs no comparison of seq: every bucket is in
- * increasing seq order at all times.  A push appends the largest seq so far;
- * a spread appends a bucket's entries, in order, to buckets that were empty;
- * sweeping out tombstones keeps the order.  So the entries equal to the new
- * minimum reach bucket 0 in seq order, and bucket 0 is popped from the front.
  *
  * Bucket entries are 16 bytes (key, slot index, and a hint: the low bits of
  * the event's kind and a, for evq_hints) so that spreading streams through
@@ -25,13 +36,14 @@
  * has a generation that goes up whenever its event stops being pending, and a
  * handle is (generation << 32 | slot index + 1), so old handles go stale.
  * Cancelling only marks the slot dead; the entry is dropped, and the slot
- * freed, when the entry reaches the front of bucket 0 or when a sweep runs
+ * freed, when the entry reaches the head of the front or when a sweep runs
  * (once tombstones outnumber live events, so memory stays O(live)).  A slot
  * is reused only after its entry is gone: each slot has at most one entry.
  *
- * Invariants (evq_check): every entry in bucket bucket_of(key, last); buckets
- * in strictly increasing seq; bit i-1 of mask set iff bucket i is non-empty;
- * last == key_of(now_us); live and dead count the LIVE and DEAD slots. */
+ * Invariants (evq_check): the front sorted by (key, seq), its keys from
+ * now_us to last; every other entry in bucket bucket_of(key, last), in
+ * strictly increasing seq; bit i-1 of mask set iff bucket i is non-empty;
+ * live and dead count the LIVE and DEAD slots. */
 #include "sim/evq.h"
 
 #include <stdio.h>
@@ -55,8 +67,24 @@
 /* Emptied buckets with room for more entries than this release it. */
 #define EVQ_BUCKET_KEEP 16384
 
-/* How many entries of the lowest bucket evq_hints looks at. */
+/* How many entries of a bucket evq_hints looks at when the front holds
+ * fewer than it was asked for (before the first pop, or past FRONT_SPAN). */
 #define HINT_LOOK 32
+/* The front keeps at least this many entries while more are pending, so
+ * that evq_hints names the next pops from it alone. */
+#define FRONT_AHEAD EVQ_HINTS
+/* A lowest bucket of at most this many entries, whose width over their
+ * number is at most two average gaps between pops, moves into the front
+ * whole (sorted there); any other is spread over the buckets below it. */
+#define FRONT_PULL 16
+/* The front takes in only what the next FRONT_SPAN average gaps between
+ * pops reach: every push no later than its last key is sorted into it, so
+ * a front that reached far (in a lull, to an event an hour ahead) would
+ * take in every push of that hour, each at the cost of a move. */
+#define FRONT_SPAN (4 * FRONT_AHEAD)
+/* The front's consumed head is cut off once it is this long and at least
+ * half of the array (so an ever-refilled front stays O(live)). */
+#define FRONT_COMPACT 256
 /* An entry's hint: the low HINT_KIND_BITS of the event's kind above the
  * low bits of its a. */
 #define HINT_KIND_BITS 4
@@ -99,6 +127,7 @@ struct evq {
     size_t dead;       /* cancelled events whose entries are still queued */
     uint64_t next_seq;
     int64_t now_us;
+    uint64_t gap16;    /* the gap between pops, averaged, in 1/16 us (front_keep, refill) */
     size_t bytes;      /* capacities of slots and buckets, in bytes */
     /* Peek cache: when min_valid, min_key is the smallest live key, it lies
      * in the lowest non-empty bucket, and all smaller keys there are dead.
@@ -129,10 +158,11 @@ static inline evq_handle make_handle(uint32_t gen, uint32_t idx)
     return ((uint64_t)gen << 32) | ((uint64_t)idx + 1);
 }
 
-static void __attribute__((noinline)) bucket_grow(struct evq *q, struct evq_bucket *bk)
+/* Room for `more` more entries in bk. */
+static void __attribute__((noinline)) bucket_grow(struct evq *q, struct evq_bucket *bk, size_t more)
 {
     size_t cap = bk->cap;
-    bk->v = xgrow(bk->v, sizeof *bk->v, &bk->cap, bk->len + 1);
+    bk->v = xgrow(bk->v, sizeof *bk->v, &bk->cap, bk->len + more);
     q->bytes += (bk->cap - cap) * sizeof *bk->v;
 }
 
@@ -140,7 +170,7 @@ static inline void bucket_append(struct evq *q, struct evq_bucket *bk, uint64_t 
                                  uint32_t hint)
 {
     if (bk->len == bk->cap)
-        bucket_grow(q, bk);
+        bucket_grow(q, bk, 1);
     if (bk->len == 0 || key < bk->min)
         bk->min = key;
     struct evq_entry *e = &bk->v[bk->len++];
@@ -218,6 +248,11 @@ size_t evq_size(const struct evq *q)
     return q->live;
 }
 
+size_t evq_front_len(const struct evq *q)
+{
+    return q->bk[0].len - q->head0;
+}
+
 size_t evq_bytes(const struct evq *q)
 {
     return q->bytes;
@@ -226,6 +261,39 @@ size_t evq_bytes(const struct evq *q)
 int64_t evq_now(const struct evq *q)
 {
     return q->now_us;
+}
+
+/* An entry with a key no larger than last goes into the front at its place
+ * in (key, seq) order: after every entry of its key or less (its seq is the
+ * largest so far).  Usually that is the end; otherwise the shorter side of
+ * the front moves by one entry. */
+static void front_insert(struct evq *q, uint64_t key, uint32_t slot, uint32_t hint)
+{
+    struct evq_bucket *b0 = &q->bk[0];
+    if (b0->len == q->head0 || b0->v[b0->len - 1].key <= key) {
+        bucket_append(q, b0, key, slot, hint);
+        return;
+    }
+    size_t lo = q->head0, hi = b0->len - 1; /* v[hi].key > key */
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (b0->v[mid].key <= key)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    struct evq_entry e = {.key = key, .slot = slot, .hint = hint};
+    if (q->head0 > 0 && lo - q->head0 < b0->len - lo) {
+        memmove(&b0->v[q->head0 - 1], &b0->v[q->head0], (lo - q->head0) * sizeof e);
+        q->head0--;
+        b0->v[lo - 1] = e;
+        return;
+    }
+    if (b0->len == b0->cap)
+        bucket_grow(q, b0, 1);
+    memmove(&b0->v[lo + 1], &b0->v[lo], (b0->len - lo) * sizeof e);
+    b0->v[lo] = e;
+    b0->len++;
 }
 
 evq_handle evq_push(struct evq *q, int64_t time_us, uint32_t kind, uint32_t a, uint64_t b)
@@ -239,10 +307,15 @@ evq_handle evq_push(struct evq *q, int64_t time_us, uint32_t kind, uint32_t a, u
     s->a = a;
     s->link = SLOT_LIVE;
     uint64_t key = key_of(time_us);
-    unsigned j = bucket_of(key, q->last);
-    bucket_append(q, &q->bk[j], key, idx, kind << (32 - HINT_KIND_BITS) | (a & HINT_A_MASK));
-    if (j)
+    uint32_t hint = kind << (32 - HINT_KIND_BITS) | (a & HINT_A_MASK);
+    if (key <= q->last) {
+        front_insert(q, key, idx, hint);
+        q->min_valid = 0; /* the cache speaks of the buckets only */
+    } else {
+        unsigned j = bucket_of(key, q->last);
+        bucket_append(q, &q->bk[j], key, idx, hint);
         q->mask |= UINT64_C(1) << (j - 1);
+    }
     q->live++;
     if (q->min_valid && key < q->min_key)
         q->min_key = key;
@@ -315,8 +388,17 @@ evq_handle evq_reschedule(struct evq *q, evq_handle h, int64_t time_us)
     return evq_push(q, time_us, kind, a, b);
 }
 
-/* Bucket 0 is used up: empties the lowest non-empty bucket into the ones
- * below it, around its minimum as the new base.  Needs mask != 0. */
+/* Moves the lowest non-empty bucket, i, towards the front (needs mask !=
+ * 0).  Its base: the cached live minimum when known (entries below it are
+ * tombstones, dropped here), else the bucket's minimum, kept as entries
+ * came in (so no pass is needed to find it).  A small bucket goes into the
+ * front whole, sorted by key (stably: it is in seq order), and last becomes
+ * its largest key; a larger one is spread around its minimum m, which
+ * becomes last: the entries of key m go to the front, the others to the
+ * buckets below i, which are all empty.  Either way every key in the front
+ * stays at most last and every other one above it; and the buckets above i
+ * stay right for the new last, which agrees with the old one above bit
+ * i - 1. */
 static void refill(struct evq *q)
 {
     SIM_ASSERT(q->mask != 0);
@@ -325,14 +407,35 @@ static void refill(struct evq *q)
     struct evq_entry *v = bk->v;
     size_t n = bk->len;
     SIM_ASSERT(n > 0);
-    /* The new base: the cached live minimum when known (entries below it
-     * are tombstones, dropped below), else the bucket's minimum, kept as
-     * entries came in (so no pass is needed to find it). */
     uint64_t m = q->min_valid ? q->min_key : bk->min;
     SIM_ASSERT(bucket_of(m, q->last) == i);
-    q->last = m;
     q->mask &= ~(UINT64_C(1) << (i - 1));
     bk->len = 0;
+    if (n <= FRONT_PULL && i <= 63 && (UINT64_C(1) << (i - 1)) / n <= q->gap16 >> 3) {
+        struct evq_bucket *b0 = &q->bk[0];
+        if (b0->cap < b0->len + n)
+            bucket_grow(q, b0, n);
+        size_t start = b0->len;
+        uint64_t top = m;
+        for (size_t k = 0; k < n; k++) {
+            uint64_t key = v[k].key;
+            if (key < m) {
+                drop_dead(q, v[k].slot);
+                continue;
+            }
+            size_t p = b0->len++;
+            while (p > start && b0->v[p - 1].key > key) {
+                b0->v[p] = b0->v[p - 1];
+                p--;
+            }
+            b0->v[p] = v[k];
+            if (key > top)
+                top = key;
+        }
+        q->last = top;
+        return;
+    }
+    q->last = m;
     uint64_t filled = 0;
     for (size_t k = 0; k < n; k++) {
         uint64_t key = v[k].key;
@@ -357,6 +460,24 @@ static void refill(struct evq *q)
     }
 }
 
+/* After a pop: the consumed head goes when the front is used up or long,
+ * and the front is filled up to FRONT_AHEAD entries from the buckets. */
+static inline void front_keep(struct evq *q)
+{
+    struct evq_bucket *b0 = &q->bk[0];
+    if (q->head0 == b0->len) {
+        q->head0 = b0->len = 0;
+    } else if (q->head0 >= FRONT_COMPACT && 2 * q->head0 >= b0->len) {
+        memmove(b0->v, b0->v + q->head0, (b0->len - q->head0) * sizeof *b0->v);
+        b0->len -= q->head0;
+        q->head0 = 0;
+    }
+    uint64_t reach = key_of(q->now_us) + FRONT_SPAN * (q->gap16 >> 4);
+    while (b0->len - q->head0 < FRONT_AHEAD && q->mask &&
+           q->bk[__builtin_ctzll(q->mask) + 1].min <= reach)
+        refill(q);
+}
+
 int evq_pop(struct evq *q, struct evq_event *out)
 {
     struct evq_bucket *b0 = &q->bk[0];
@@ -372,8 +493,6 @@ int evq_pop(struct evq *q, struct evq_event *out)
                 drop_dead(q, e.slot);
                 continue;
             }
-            if (q->head0 == b0->len)
-                q->head0 = b0->len = 0;
             out->time_us = time_of(e.key);
             out->seq = s->seq;
             out->kind = s->kind;
@@ -382,8 +501,16 @@ int evq_pop(struct evq *q, struct evq_event *out)
             s->gen++;
             slot_release(q, e.slot);
             q->live--;
+            if (q->now_us != INT64_MIN) {
+                /* gap += (this gap - gap) / 16, in sixteenths of a
+                 * microsecond, with this gap at most 8 gaps + 64 us: one
+                 * long pause grows it by half at most. */
+                uint64_t d = (uint64_t)(out->time_us - q->now_us), cap = (q->gap16 >> 1) + 64;
+                q->gap16 = q->gap16 - (q->gap16 >> 4) + (d < cap ? d : cap);
+            }
             q->now_us = out->time_us;
             q->min_valid = 0;
+            front_keep(q);
             return 1;
         }
         q->head0 = b0->len = 0;
@@ -422,13 +549,14 @@ int evq_hints(const struct evq *q, struct evq_hint *h, int n)
     int k = 0;
     if (n > EVQ_HINTS)
         n = EVQ_HINTS;
-    /* Bucket 0 is popped from the front, in order; then the non-empty
-     * buckets, lowest first (every key in one is below those above it). */
+    /* The front, in pop order; past it (only before the first pop, or with
+     * fewer than FRONT_AHEAD pending), the non-empty buckets, lowest first
+     * (every key in one is below those above it). */
     const struct evq_bucket *b0 = &q->bk[0];
     for (size_t i = q->head0; i < b0->len && k < n; i++)
         e[k++] = &b0->v[i];
     for (uint64_t m = q->mask; k < n && m; m &= m - 1)
-        k += bucket_least(&q->bk[__builtin_ctzll(m) + 1], e + k, n - k);
+        k += bucket_least(&q->bk[__builtin_ctzll(m) + 1], e + k, n - k < 2 ? n - k : 2);
     for (int i = 0; i < k; i++) {
         sim_prefetch(&q->slots[e[i]->slot]);
         h[i] = (struct evq_hint){e[i]->hint >> (32 - HINT_KIND_BITS), e[i]->hint & HINT_A_MASK, e[i]->slot};
@@ -501,7 +629,7 @@ int evq_check(const struct evq *q)
     int have_live = 0;
     unsigned lowest = EVQ_NBUCKETS;
 
-    CHECK(q->last == key_of(q->now_us));
+    CHECK(q->now_us == INT64_MIN || q->last >= key_of(q->now_us));
     CHECK(q->head0 <= q->bk[0].len);
     CHECK(q->nslots <= q->cap_slots);
     for (unsigned i = 0; i < EVQ_NBUCKETS; i++) {
@@ -512,19 +640,26 @@ int evq_check(const struct evq *q)
             CHECK(((q->mask >> (i - 1)) & 1) == (bk->len > 0));
         if (bk->len > from && lowest == EVQ_NBUCKETS)
             lowest = i;
-        uint64_t prev_seq = 0;
+        uint64_t prev_seq = 0, prev_key = 0;
         for (size_t k = from; k < bk->len; k++) {
             const struct evq_entry *e = &bk->v[k];
-            CHECK(bucket_of(e->key, q->last) == i);
-            CHECK(i == 0 || bk->min <= e->key);
+            if (i == 0) { /* the front: (key, seq) order, keys from now to last */
+                CHECK(e->key <= q->last);
+                CHECK(q->now_us == INT64_MIN || e->key >= key_of(q->now_us));
+                CHECK(k == from || e->key >= prev_key);
+            } else {
+                CHECK(bucket_of(e->key, q->last) == i);
+                CHECK(bk->min <= e->key);
+            }
             CHECK(e->slot < q->nslots);
             CHECK(!seen[e->slot]);
             seen[e->slot] = 1;
             const struct evq_slot *s = &q->slots[e->slot];
             CHECK(s->link == SLOT_LIVE || s->link == SLOT_DEAD);
             CHECK(s->seq < q->next_seq);
-            CHECK(k == from || s->seq > prev_seq);
+            CHECK(k == from || s->seq > prev_seq || (i == 0 && e->key > prev_key));
             prev_seq = s->seq;
+            prev_key = e->key;
             if (s->link == SLOT_LIVE && (!have_live || e->key < live_min)) {
                 live_min = e->key;
                 have_live = 1;
@@ -555,7 +690,7 @@ int evq_check(const struct evq *q)
     CHECK(ndead == q->dead);
     CHECK(entries == nlive + ndead);
     CHECK(nlive + ndead + nfree == q->nslots);
-    if (q->min_valid) {
+    if (q->min_valid) { /* with no live entry in the front */
         CHECK(have_live);
         CHECK(q->min_key == live_min);
         CHECK(lowest == bucket_of(live_min, q->last));

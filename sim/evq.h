@@ -11,10 +11,12 @@
  * rescheduled, the handle is stale for good (generation counters), and every
  * call given a stale handle is a harmless no-op that reports 0.
  *
- * Costs, n = pending events: push O(1); cancel and reschedule O(1) amortised
- * (they may trigger a sweep of tombstones); pop O(1)
- * amortised plus the moves of a radix heap, at most 64 per event over its
- * life and in practice roughly log2(delay / typical gap between pops); peek
+ * Costs, n = pending events: push O(1), or O(log k) plus a move of at most
+ * k entries when it lands among the k queued in the sorted front (the next
+ * few pops: EVQ_HINTS and those that land there); cancel and reschedule O(1)
+ * amortised (they may trigger a sweep of tombstones); pop O(1) amortised
+ * plus the moves of a radix heap, at most 64 per event over its life and in
+ * practice roughly log2(delay / typical gap between pops); peek
  * O(1) when the earliest event is already known, otherwise one scan of the
  * smallest non-empty bucket (cached until the next pop or cancel).  Memory
  * O(n): cancelled events linger as tombstones until popped, but are swept
@@ -73,14 +75,16 @@ int64_t evq_peek_time(struct evq *q);
 /* Hints for prefetching, which change nothing in q or in what it pops: the
  * events the next n pops most likely return (n <= EVQ_HINTS), in order.
  * Those are the earliest ones pending now unless a push or a cancel comes
- * first, or unless more than 32 events lie in a band of times it looks in
- * (it looks at 32 entries of the lowest band, and of the next one when the
- * lowest holds one, so that a hint costs O(1)).  Fills h[0..k) with
+ * first: the queue keeps the next EVQ_HINTS in order after every pop, as
+ * far as the next 4 EVQ_HINTS average gaps between pops reach.  Past them
+ * (before the first pop, or after a lull) it looks at 32 entries of each
+ * band of times, lowest first, and takes the least two of each, so that a
+ * hint costs O(1) and may be wrong.  Fills h[0..k) with
  * the low 4 bits of each one's kind and the low 28 bits of its a, read from
  * the queue's index, starts loading the rest of their payloads, and returns
- * k (fewer than n when fewer are pending; 0 when the queue is empty).  An
- * event named may have been cancelled. */
-#define EVQ_HINTS 2
+ * k (fewer than n when fewer are pending; 0 when the queue is empty; at
+ * least 1 otherwise).  An event named may have been cancelled. */
+#define EVQ_HINTS 8
 struct evq_hint {
     uint32_t kind, a;
     uint32_t slot;                 /* where its payload is (evq_hint_b) */
@@ -89,6 +93,10 @@ int evq_hints(const struct evq *q, struct evq_hint *h, int n);
 /* The b of a hinted event's payload, which evq_hints started loading; 0
  * for a payload slot out of range.  Reads only q's own payload pool. */
 uint64_t evq_hint_b(const struct evq *q, const struct evq_hint *h);
+
+/* How many entries the sorted front holds (cancelled ones included), the
+ * part of the queue a push may have to move; for the tests of its bound. */
+size_t evq_front_len(const struct evq *q);
 
 /* The number of pending (not cancelled) events; exact. */
 size_t evq_size(const struct evq *q);

@@ -6,7 +6,8 @@
  * jumps, must agree with it on every result, and evq_check must hold after
  * every batch.  Directed tests cover the empty queue, FIFO ties, stale
  * handles, tombstone sweeps, the time-goes-back assertion, the prefetch
- * hints (evq_hints), and a 1e6-event stress (1e5 under the sanitizers). */
+ * hints (evq_hints) to their full depth, the sorted front's length after a
+ * lull, and a 1e6-event stress (1e5 under the sanitizers). */
 #include <inttypes.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -572,53 +573,59 @@ static void test_stress(void **state)
     evq_free(q);
 }
 
-/* Without cancels, the first hint names the event the next pop returns
- * (its kind's low 4 bits and a's low 28), and the second the one the pop
- * after it returns when nothing is pushed between: always when they are at
- * the current instant or alone near the front, and nearly always otherwise
- * (it looks at a few entries of the lowest bucket only).  With none
- * pending it says so; with cancels it may name a cancelled event, but only
- * while one is queued.  *miss2 and *checked2 count the second hints. */
+/* Without cancels, hint d of a call names the event that the (d+1)-th pop
+ * after it returns when nothing is pushed between (its kind's low 4 bits
+ * and a's low 28), nearly always: they come from the queue's sorted front,
+ * past which it looks at a few entries of the lowest buckets only.  With none pending it says so; with
+ * cancels it may name a cancelled event, but only while one is queued.
+ * miss[d] and checked[d] count the hints d pops deep. */
 static int hint_is(const struct evq_hint *h, const struct evq_event *ev)
 {
     return h->kind == (ev->kind & 0xfu) && h->a == (ev->a & 0x0fffffffu);
 }
 
-static size_t hint_misses(uint64_t seed, int ties, size_t *checked, size_t *miss2, size_t *checked2)
+static void hint_misses(uint64_t seed, int ties, size_t *checked, size_t *miss)
 {
     struct evq *q = evq_new();
     struct rng rng = {seed};
-    struct evq_hint h[EVQ_HINTS], after = {0};
+    struct evq_hint h[EVQ_HINTS], prev[EVQ_HINTS];
     assert_int_equal(evq_hints(q, h, EVQ_HINTS), 0);
     int64_t now = 0;
-    size_t pending = 0, miss = 0;
-    int have_after = 0;
-    *checked = *miss2 = *checked2 = 0;
+    size_t pending = 0;
+    int prev_n = 0, age = 0; /* prev: a call's hints, age pops ago, nothing pushed since */
+    for (int d = 0; d < EVQ_HINTS; d++)
+        checked[d] = miss[d] = 0;
     for (int op = 0; op < 200000; op++) {
-        if (pending == 0 || below(&rng, 100) < 48) {
+        /* Blocks of 1000 operations, mostly pushes then mostly pops (so
+         * that runs of pops check the deep hints). */
+        if (pending == 0 || below(&rng, 100) < ((op / 1000) % 2 ? 10u : 80u)) {
             uint64_t r = below(&rng, 10);
             int64_t t = now + (ties && r < 3   ? 0
                                : ties && r < 6 ? (int64_t)below(&rng, 8)
                                                : (int64_t)below(&rng, UINT64_C(1) << 30));
             evq_push(q, t, (uint32_t)rng_next(&rng), (uint32_t)rng_next(&rng), 0);
             pending++;
-            have_after = 0;
+            prev_n = 0;
             continue;
         }
         int n = evq_hints(q, h, EVQ_HINTS);
         assert_true(n >= 1 && n <= (pending < EVQ_HINTS ? (int)pending : EVQ_HINTS));
+        if (age >= prev_n) {
+            memcpy(prev, h, sizeof h);
+            prev_n = n;
+            age = 0;
+        }
         struct evq_event ev;
         assert_int_equal(evq_pop(q, &ev), 1);
         now = ev.time_us;
         pending--;
-        miss += !hint_is(&h[0], &ev);
-        ++*checked;
-        if (have_after) {
-            *miss2 += !hint_is(&after, &ev);
-            ++*checked2;
+        miss[0] += !hint_is(&h[0], &ev);
+        checked[0]++;
+        if (age > 0) {
+            miss[age] += !hint_is(&prev[age], &ev);
+            checked[age]++;
         }
-        have_after = n == 2;
-        after = h[1];
+        age++;
     }
     struct evq_event ev;
     while (evq_pop(q, &ev))
@@ -633,24 +640,58 @@ static size_t hint_misses(uint64_t seed, int ties, size_t *checked, size_t *miss
     assert_int_equal(evq_hints(q, h, EVQ_HINTS), 0);
     assert_true(evq_check(q));
     evq_free(q);
-    return miss;
 }
 
 static void test_hint(void **state)
 {
-    size_t checked, miss2, checked2, miss = hint_misses(12345, 0, &checked, &miss2, &checked2);
-    assert_true(checked > 50000 && checked2 > 20000);
-    if (miss * 1000 > checked) /* distinct times: right at least 99.9 % of the time */
-        fail_msg("distinct times: %zu of %zu hints wrong", miss, checked);
-    if (miss2 * 1000 > checked2)
-        fail_msg("distinct times: %zu of %zu second hints wrong", miss2, checked2);
-    fprintf(stderr, "hint misses (distinct): %zu of %zu, second %zu of %zu\n", miss, checked, miss2, checked2);
-    miss = hint_misses(777, 1, &checked, &miss2, &checked2);
-    if (miss * 20 > checked) /* many ties and near ties: right at least 95 % of the time */
-        fail_msg("ties: %zu of %zu hints wrong", miss, checked);
-    if (miss2 * 20 > checked2)
-        fail_msg("ties: %zu of %zu second hints wrong", miss2, checked2);
-    fprintf(stderr, "hint misses (ties): %zu of %zu, second %zu of %zu\n", miss, checked, miss2, checked2);
+    static const struct {
+        uint64_t seed;
+        int ties;
+        const char *what;
+    } runs[] = {{12345, 0, "distinct times"}, {777, 1, "ties"}};
+    for (size_t i = 0; i < sizeof runs / sizeof runs[0]; i++) {
+        size_t checked[EVQ_HINTS], miss[EVQ_HINTS];
+        hint_misses(runs[i].seed, runs[i].ties, checked, miss);
+        fprintf(stderr, "hint misses (%s), by depth:", runs[i].what);
+        for (int d = 0; d < EVQ_HINTS; d++) {
+            fprintf(stderr, " %zu/%zu", miss[d], checked[d]);
+            assert_true(checked[d] > 2000);
+            if (d == 0 && miss[d] * 1000 > checked[d]) /* the first: right at least 99.9 % of the time */
+                fail_msg("%s: %zu of %zu first hints wrong", runs[i].what, miss[d], checked[d]);
+            if (miss[d] * 100 > checked[d]) /* right at least 99 % of the time */
+                fail_msg("%s: %zu of %zu hints %d deep wrong", runs[i].what, miss[d], checked[d], d);
+        }
+        fprintf(stderr, "\n");
+    }
+}
+
+/* The front stays a few entries long in a steady stream that follows a
+ * lull: 2000 pending events, each pop followed by a push 1 s to 10 min on,
+ * after the only other event was days away.  A front that reached as far
+ * as the far event would take in every push (and move half of it on each). */
+static void test_front_after_lull(void **state)
+{
+    struct evq *q = evq_new();
+    struct rng rng = {99};
+    const int64_t s = 1000000;
+    evq_push(q, 0, 1, 0, 0);
+    evq_push(q, 3 * 86400 * s, 2, 0, 0);
+    struct evq_event ev;
+    assert_int_equal(evq_pop(q, &ev), 1);
+    for (int i = 0; i < 2000; i++)
+        evq_push(q, ev.time_us + s + (int64_t)below(&rng, 600 * s), 3, (uint32_t)i, 0);
+    size_t most = 0;
+    for (int i = 0; i < 200000; i++) {
+        assert_int_equal(evq_pop(q, &ev), 1);
+        if (ev.kind == 3)
+            evq_push(q, ev.time_us + s + (int64_t)below(&rng, 600 * s), 3, ev.a, 0);
+        if (evq_front_len(q) > most)
+            most = evq_front_len(q);
+    }
+    fprintf(stderr, "longest front: %zu\n", most);
+    assert_true(most <= 4 * EVQ_HINTS + 16);
+    assert_true(evq_check(q));
+    evq_free(q);
 }
 
 int main(void)
@@ -664,6 +705,7 @@ int main(void)
         cmocka_unit_test(test_time_goes_back),
         cmocka_unit_test(test_property),
         cmocka_unit_test(test_hint),
+        cmocka_unit_test(test_front_after_lull),
         cmocka_unit_test(test_stress),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
