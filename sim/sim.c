@@ -456,13 +456,15 @@ static void setup(struct sim *sim)
 /* Prefetching the events to come.  In a large fleet every event reads
  * records of an instance that no recent event touched (at 30 k instances
  * the live state is tens of MiB), so each read would wait for memory.  The
- * queue tells the likely next two events (evq_hints) before this one runs,
- * and the loop loads their records in two stages, so that each load has an
- * event's time to arrive: stage 1 is what an event's kind and a name (a
- * run record, a publish stream, an alarm), started two events ahead; stage
- * 2 is what that leads to, started before the event ahead of it runs (or
- * after, when its stage 1 came only now: reading its record at once would
- * wait for it).  A run's phase event leads, by the phase it is in, to
+ * queue tells the likely next eight events (evq_hints) before this one runs,
+ * and the loop loads their records in two stages, so that each load has a
+ * few events' time to arrive: stage 1 is what an event's kind and a name
+ * (a run record, a publish stream, an alarm), started when it is named
+ * among the last three; stage 2 is what that leads to, started when it is
+ * the sixth, two events later (reading its record then does not wait), and
+ * five events before it runs (an event the queue names only when it is
+ * fewer ahead, one pushed for the next few events, gets its stage 2 when
+ * it is named last).  A run's phase event leads, by the phase it is in, to
  * nothing more (preparing), to the checker's records of the run, its item
  * and its producer's mutated dues (mutating), or to those and the
  * handler's state, the policy's rows of the handler (sim_declare_rows) and
@@ -476,6 +478,9 @@ static void setup(struct sim *sim)
  * bounds, and nothing read here changes what the simulation does.  They are
  * always inlined, into the loop that knows the hints; each load goes
  * through sim_prefetch, which the optimiser keeps (sim/util.h). */
+/* Stage 2 of the event this many pops ahead (stage 1 of those from it to
+ * the last one hinted). */
+#define PF_DEPS (EVQ_HINTS - 3)
 #define PREFETCH_FN static inline __attribute__((always_inline)) void
 
 /* Row i of a declared array: every line of it, to four. */
@@ -744,8 +749,6 @@ void sim_run(const struct scenario *s, const struct policy_ops *ops, const struc
 
     sim__host_up(sim, 0);
     struct evq_event ev;
-    static const struct evq_hint none = {UINT32_MAX, UINT32_MAX, 0};
-    struct evq_hint ahead = none; /* the last iteration's second hint */
     SIM_ASSERT(sim->accepting);
     if (sim->watching)
         sim__point(sim, 0);
@@ -764,17 +767,13 @@ void sim_run(const struct scenario *s, const struct policy_ops *ops, const struc
             break;
         struct evq_hint hint[EVQ_HINTS];
         int hinted = sim->prefetch ? evq_hints(sim->q, hint, EVQ_HINTS) : 0;
-        for (int k = hinted - 1; k >= 0; k--)
-            prefetch_next(sim, &hint[k]);
-        /* The next event's stage 2 goes before this event when its stage 1
-         * went an event ago (it was the second hint then), else after. */
-        int early = hinted && ahead.kind == hint[0].kind && ahead.a == hint[0].a;
-        if (early)
-            prefetch_next_deps(sim, &hint[0]);
+        if (hinted) {
+            int deps = hinted > PF_DEPS ? PF_DEPS : hinted - 1;
+            for (int k = hinted - 1; k >= deps; k--)
+                prefetch_next(sim, &hint[k]);
+            prefetch_next_deps(sim, &hint[deps]);
+        }
         dispatch(sim, &ev);
-        if (hinted && !early)
-            prefetch_next_deps(sim, &hint[0]);
-        ahead = hinted == EVQ_HINTS ? hint[1] : none;
         if (sim->watching)
             sim__point(sim, 0);
     }
