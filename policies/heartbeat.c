@@ -130,8 +130,9 @@ struct agent {
     int8_t reason;                 /* enum wake: why the session runs */
     uint8_t running;               /* a session is in progress */
     uint8_t failed;                /* a run of this session failed */
-    /* q, seen and steps while they are short (xgrow_in): a flush and a
-     * session read them with the agent, not from blocks of their own */
+    /* q, seen and steps while they are short (xgrow_in), and again each
+     * time they empty (xempty_in): a flush and a session read them with
+     * the agent, not from blocks of their own */
     struct qent q_in[2];
     struct seen seen_in[2];
     struct step steps_in[2];
@@ -361,6 +362,14 @@ static void enqueue_event(struct policy *p, struct agent *ag, const struct qent 
 
 static void session_next(struct policy *p, uint32_t a, int64_t now_us);
 
+/* A session's steps are done or abandoned (an array that outgrew the
+ * agent goes back into it: xempty_in). */
+static void steps_clear(struct agent *ag)
+{
+    ag->nsteps = ag->next_step = 0;
+    ag->steps = xempty_in(ag->steps, ag->steps_in, &ag->stepcap);
+}
+
 static void arm_flush(struct policy *p, uint32_t a, int64_t at_us)
 {
     struct agent *ag = &p->ag[a];
@@ -467,6 +476,7 @@ static void flush(struct policy *p, uint32_t a, int64_t now_us)
         }
     }
     ag->nq = 0;
+    ag->q = xempty_in(ag->q, ag->q_in, &ag->qcap);
     for (uint32_t h = p->t->inst_first_h[a]; h < p->t->inst_first_h[a + 1]; h++)
         if (!is_producer(p, h))
             push_step(ag, h, -1);
@@ -498,7 +508,7 @@ static void session_end(struct policy *p, uint32_t a, int64_t now_us)
     struct agent *ag = &p->ag[a];
     ag->running = 0;
     ag->cur_run = 0;
-    ag->nsteps = ag->next_step = 0;
+    steps_clear(ag);
     if (ag->failed)
         schedule_retry(p, a, (enum wake)ag->reason, now_us);
     if (ag->pending == WAKE_NONE || (p->cooldown && ag->retry_timer) || (p->held_poll && ag->flush_timer))
@@ -517,7 +527,7 @@ static void session_next(struct policy *p, uint32_t a, int64_t now_us)
     struct agent *ag = &p->ag[a];
     if (p->stopping) {
         ag->running = 0;
-        ag->nsteps = ag->next_step = 0;
+        steps_clear(ag);
         return;
     }
     if (ag->next_step == ag->nsteps) {
@@ -547,7 +557,7 @@ static void session_next(struct policy *p, uint32_t a, int64_t now_us)
     if (ag->cur_run == 0) {
         /* The run limit ended the simulation. */
         ag->running = 0;
-        ag->nsteps = ag->next_step = 0;
+        steps_clear(ag);
     }
 }
 
@@ -559,6 +569,8 @@ static void seen_prune(struct policy *p, struct agent *ag)
         if (sim_item(p->sim, ag->seen[i].item)->state == ITEM_PENDING)
             ag->seen[k++] = ag->seen[i];
     ag->nseen = k;
+    if (k == 0)
+        ag->seen = xempty_in(ag->seen, ag->seen_in, &ag->seencap);
 }
 
 /* --- the delivery queue --------------------------------------------------- */
@@ -850,7 +862,9 @@ static void requeue_session(struct policy *p, struct agent *ag)
         }
     }
     ag->nseen = keep;
-    ag->nsteps = ag->next_step = 0;
+    if (keep == 0)
+        ag->seen = xempty_in(ag->seen, ag->seen_in, &ag->seencap);
+    steps_clear(ag);
 }
 
 static void heartbeat_on_run_end(struct policy *p, const struct run_result *r, int64_t now_us)

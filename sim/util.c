@@ -161,6 +161,15 @@ void xfree_in(void *p, const void *buf)
         free(p);
 }
 
+void *xempty_in(void *p, const void *buf, size_t *cap)
+{
+    if (p == buf)
+        return p;
+    free(p);
+    *cap = 0;
+    return NULL;
+}
+
 _Noreturn void sim_bug(const char *file, int line, const char *what)
 {
     fprintf(stderr, "simrun: internal error: %s:%d: assertion failed: %s\n", file, line, what);

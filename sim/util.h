@@ -31,6 +31,11 @@ void *xgrow(void *p, size_t elem, size_t *cap, size_t need);
  * while the array is in buf.  Freed with xfree_in. */
 void *xgrow_in(void *p, void *buf, size_t nbuf, size_t elem, size_t *cap, size_t need);
 void xfree_in(void *p, const void *buf);
+/* The array of xgrow_in, now empty: one that moved to the heap is freed and
+ * starts over in buf (returns NULL, *cap 0), so that a record whose array
+ * outgrew buf once does not keep reading it from a block of its own;
+ * otherwise returns p. */
+void *xempty_in(void *p, const void *buf, size_t *cap);
 /* n bytes aligned to align (a power of two; n is rounded up to a multiple
  * of it), for tables of cache-line records; released with free. */
 void *xmalloc_aligned(size_t align, size_t n);

@@ -1,5 +1,5 @@
 /* test_util.c: the shared helpers of sim/util.h that have no module of
- * their own: sim_sort_u32 against qsort, xgrow_in, the line alignment of
+ * their own: sim_sort_u32 against qsort, xgrow_in and xempty_in, the line alignment of
  * large blocks (xmalloc, xcalloc, xgrow_lines). */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -96,6 +96,47 @@ static void test_xgrow_in(void **state)
     xfree_in(u.v, u.in);
 }
 
+/* xempty_in: an emptied array that had moved to the heap starts over in
+ * its record's buffer; one still there stays; either grows again as new. */
+static void test_xempty_in(void **state)
+{
+    (void)state;
+    struct rec {
+        uint32_t *v;
+        size_t n, cap;
+        uint32_t in[2];
+    } r = {0};
+    for (int round = 0; round < 3; round++) {
+        size_t want = round == 1 ? 2 : 9; /* in the buffer, then past it */
+        for (uint32_t i = 0; i < want; i++) {
+            r.v = xgrow_in(r.v, r.in, 2, sizeof *r.v, &r.cap, r.n + 1);
+            r.v[r.n++] = i + 100 * (uint32_t)round;
+        }
+        for (uint32_t k = 0; k < r.n; k++)
+            assert_int_equal(r.v[k], k + 100 * (uint32_t)round);
+        if (want > 2)
+            assert_ptr_not_equal(r.v, r.in);
+        r.n = 0;
+        r.v = xempty_in(r.v, r.in, &r.cap);
+        if (want > 2) {
+            assert_null(r.v);
+            assert_int_equal(r.cap, 0);
+        } else {
+            assert_ptr_equal(r.v, r.in);
+            assert_int_equal(r.cap, 2);
+        }
+        /* the first element after emptying is in the record again */
+        r.v = xgrow_in(r.v, r.in, 2, sizeof *r.v, &r.cap, 1);
+        assert_ptr_equal(r.v, r.in);
+    }
+    xfree_in(r.v, r.in);
+    /* one never used stays as it was */
+    struct rec t = {0};
+    t.v = xempty_in(t.v, t.in, &t.cap);
+    assert_null(t.v);
+    assert_int_equal(t.cap, 0);
+}
+
 /* Large blocks start on a cache line, as xmalloc and xcalloc make them and
  * as xgrow_lines grows them, and keep their contents when grown. */
 static void test_line_blocks(void **state)
@@ -133,6 +174,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_sort_u32),
         cmocka_unit_test(test_xgrow_in),
+        cmocka_unit_test(test_xempty_in),
         cmocka_unit_test(test_line_blocks),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
