@@ -241,6 +241,7 @@ static uint64_t fire(struct policy *p, uint32_t h, enum run_reason why, int64_t 
     struct run_req rq = RUN_REQ_INIT;
     rq.handler = h;
     rq.reason = why;
+    rq.tag = h; /* its row in the due index, which its end writes (sim_declare_run_rows) */
     if (p->role[h] == ROLE_CONSUMER)
         rq.max_take = 1; /* getNextWorkItem: one item per run */
     else if (why != REASON_MANUAL && s->next_due <= now_us)
@@ -392,6 +393,7 @@ static struct policy *interval_create(struct sim *sim, void *durable, const stru
     if (!p->d->s)
         state_init(p, sim_now(sim));
     sim_declare_rows(sim, p->d->s, sizeof *p->d->s);
+    sim_declare_run_rows(sim, &p->ix);
     return p;
 }
 
