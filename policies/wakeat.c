@@ -80,6 +80,7 @@ struct wk_wf {
     uint8_t state;                 /* enum wf_state */
     uint8_t why;                   /* enum pause_why */
     uint8_t after_crash;           /* the held run was cut by a crash */
+    uint32_t cur_h;                /* the handler of cur_run (its row in the run table) */
     uint32_t attempts;             /* transient failures in a row */
     uint32_t fixes;                /* auto-fixes in a row (autofix_max) */
     int64_t retry_at;              /* WF_PAUSED: when the next run may start */
@@ -319,14 +320,20 @@ static void host_arm(struct policy *p, int64_t now_us)
 /* Starts the run; returns its id, or 0 when nothing started (the run limit
  * ended the simulation): then nothing may change, the caller keeps its
  * flags. */
-static uint64_t run_begin(struct policy *p, uint32_t inst, const struct run_req *rq)
+static uint64_t run_begin(struct policy *p, uint32_t inst, const struct run_req *req)
 {
     struct wk_wf *wf = &p->d->wf[inst];
     SIM_ASSERT(wf->cur_run == 0 && !p->stopping);
-    uint64_t id = sim_run_start(p->sim, rq);
+    struct run_req rq = *req;
+    uint32_t h = rq.handler;
+    /* The timed row its end writes (a consumer's wakeAt), which the engine
+     * loads before the end (sim_declare_run_rows). */
+    rq.tag = p->per_workflow && is_consumer(p, h) ? wf->sleep_row : p->d->h[h].row;
+    uint64_t id = sim_run_start(p->sim, &rq);
     if (!id)
         return 0;
     wf->cur_run = id;
+    wf->cur_h = h;
     p->nactive++;
     return id;
 }
@@ -628,6 +635,7 @@ static struct policy *wakeat_create(struct sim *sim, void *durable, const struct
     sim_declare_rows(sim, d->h, sizeof *d->h);
     sim_declare_rows(sim, p->v, sizeof *p->v);
     sim_declare_inst_rows(sim, d->wf, sizeof *d->wf);
+    sim_declare_run_rows(sim, &d->rows);
     return p;
 }
 
@@ -688,14 +696,8 @@ static void wakeat_start(struct policy *p, int restart, int64_t now_us)
 static void wakeat_on_publish(struct policy *p, uint32_t h, uint64_t item, int64_t now_us)
 {
     uint32_t inst = inst_of(p, h);
-    uint64_t cur = p->d->wf[inst].cur_run;
-    int running = 0;
-    if (cur) {
-        struct sim_run_info ri;
-        sim_run_get(p->sim, cur, &ri);
-        running = ri.handler == h;
-    }
-    if (running)
+    const struct wk_wf *wf = &p->d->wf[inst];
+    if (wf->cur_run && wf->cur_h == h)
         p->v[h].queued = 1;
     else
         p->v[h].dirty = 1;
