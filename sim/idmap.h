@@ -111,6 +111,12 @@ static inline void idwin_prefetch(const struct idwin *w, uint64_t id)
         sim_prefetch(&w->ring[id & (w->cap - 1)]);
 }
 
+/* The slot of id if it is in the window, else IDMAP_NONE (an id in the
+ * overflow map too): for a prefetch, which reads nothing beyond the ring. */
+static inline uint32_t idwin_ring_get(const struct idwin *w, uint64_t id)
+{
+    return id >= w->lo && id - w->lo < w->cap ? w->ring[id & (w->cap - 1)] : IDMAP_NONE;
+}
 /* The slot of id, IDMAP_NONE if it is not in the map. */
 static inline uint32_t idwin_get(const struct idwin *w, uint64_t id)
 {

@@ -233,6 +233,8 @@ int sim_ticker_new(struct sim *sim, int64_t period_us, uint32_t tag)
     uint32_t slot = sim->ticker_free;
     if (slot != UINT32_MAX) {
         sim->ticker_free = sim->tickers[slot].id;
+        if (sim->ticker_free != UINT32_MAX) /* the next one's link, read at the next new ticker */
+            sim_prefetch(&sim->tickers[sim->ticker_free]);
     } else {
         sim->tickers = xgrow(sim->tickers, sizeof *sim->tickers, &sim->tickers_cap, sim->ntickers + 1);
         slot = (uint32_t)sim->ntickers++;
@@ -466,7 +468,8 @@ static void setup(struct sim *sim)
  * queue tells the likely next eight events (evq_hints) before this one runs,
  * and the loop loads their records in two stages, so that each load has a
  * few events' time to arrive: stage 1 is what an event's kind and a name
- * (a run record, a publish stream, an alarm), started when it is named
+ * (a run record, a publish stream, an alarm, a ticker's place in the
+ * ticker map), started when it is named
  * among the last three; stage 2 is what that leads to, started when it is
  * the sixth, two events later (reading its record then does not wait), and
  * five events before it runs (an event the queue names only when it is
@@ -480,7 +483,8 @@ static void setup(struct sim *sim)
  * most), which its publishes wake.  A
  * timer or alarm of a tag the policy names (sim_declare_handler_tag) leads
  * to the records of the handler it wakes, one of a tag that names an
- * instance (sim_declare_inst_tag) to the instance's rows.  Only a live state larger than
+ * instance (sim_declare_inst_tag) to the instance's rows; a tick to its
+ * ticker's record (sqs keeps a ticker per consumer).  Only a live state larger than
  * the caches is prefetched (SIM_PREFETCH_MIN).  These are hints to the
  * memory system only: every address is checked against its table's
  * bounds, and nothing read here changes what the simulation does.  They are
@@ -549,13 +553,16 @@ PREFETCH_FN prefetch_next(const struct sim *sim, const struct evq_hint *h)
         sim_prefetch(&sim->pubs[h->a]);
     } else if (h->kind == EV_ALARM && h->a < sim->nalarms) {
         sim_prefetch(&sim->alarms[h->a]);
+    } else if (h->kind == EV_TICK) {
+        idwin_prefetch(&sim->ticker_map, h->a);
     }
 }
 
 /* Stage 2: what that leads to.  A run's phase event, by the phase it is in
  * (nothing more while it is preparing); a wake of a handler the policy
  * named (sim_declare_handler_tag), that handler's records; a wake of an
- * instance (sim_declare_inst_tag), the instance's rows. */
+ * instance (sim_declare_inst_tag), the instance's rows; a tick, its
+ * ticker. */
 PREFETCH_FN prefetch_next_deps(const struct sim *sim, const struct evq_hint *h)
 {
     uint32_t wake = UINT32_MAX;
@@ -568,6 +575,12 @@ PREFETCH_FN prefetch_next_deps(const struct sim *sim, const struct evq_hint *h)
     }
     if (wake != UINT32_MAX) {
         prefetch_handler_start(sim, wake);
+        return;
+    }
+    if (h->kind == EV_TICK) {
+        uint32_t slot = idwin_ring_get(&sim->ticker_map, h->a);
+        if (slot < sim->ntickers)
+            sim_prefetch(&sim->tickers[slot]);
         return;
     }
     if (sim->inst_tags) {

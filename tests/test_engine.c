@@ -151,11 +151,12 @@ static void test_prefetch_changes_nothing(void **state)
     /* One policy per checker promise (none, workflow, unit, handler), and
      * the ways a policy names what to prefetch: rows per handler and per
      * instance, timers and alarms that wake a handler (conrun's too) or an
-     * instance (heartbeat's), the
-     * job rows of its runs (sim_declare_run_rows), and handlers named ahead
-     * (sim_prefetch_handler, interval's loop). */
-    static const char *const pols[] = {"oracle", "heartbeat", "pgqueue",  "poll",
-                                       "wakeat", "systemd_timer", "interval", "k8s_cronjob"};
+     * instance (heartbeat's), the job rows of its runs
+     * (sim_declare_run_rows), and handlers named ahead
+     * (sim_prefetch_handler, interval's loop); and ticks (sqs keeps a
+     * ticker per consumer). */
+    static const char *const pols[] = {"oracle", "heartbeat", "pgqueue",     "poll", "wakeat",
+                                       "systemd_timer", "interval", "k8s_cronjob", "sqs"};
     for (size_t i = 0; i < sizeof pols / sizeof *pols; i++) {
         const struct policy_ops *ops = policy_find(pols[i]);
         assert_non_null(ops);
