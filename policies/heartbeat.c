@@ -741,11 +741,6 @@ static struct policy *heartbeat_create(struct sim *sim, void *durable, const str
     }
     sim_declare_rows(sim, p->d->jobs, sizeof *p->d->jobs);
     sim_declare_inst_rows(sim, p->ag, sizeof *p->ag);
-    /* every agent's timer and its cron alarm carry the agent's instance */
-    sim_declare_inst_tag(sim, T_FLUSH);
-    sim_declare_inst_tag(sim, T_HEARTBEAT);
-    sim_declare_inst_tag(sim, T_CRON);
-    sim_declare_inst_tag(sim, T_RETRY);
     return p;
 }
 

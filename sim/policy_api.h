@@ -261,10 +261,6 @@ void sim_declare_worker_rows(struct sim *sim, const void *base, size_t size, uin
  * engine starts loading that handler's rows (and its own records of it)
  * while the event before the wake runs.  A hint only, as above. */
 void sim_declare_handler_tag(struct sim *sim, uint32_t tag);
-/* The same for a wake whose arg is a workflow instance (a per-instance
- * agent's flush or heartbeat): the engine starts loading the instance's
- * rows (sim_declare_inst_rows).  A hint only, as above. */
-void sim_declare_inst_tag(struct sim *sim, uint32_t tag);
 /* A policy about to act on several handlers in turn (a check loop's due
  * schedules, a sweep over consumers) may name the ones a few turns ahead:
  * the engine starts loading their rows (as declared) and its own records

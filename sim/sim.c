@@ -185,12 +185,6 @@ void sim_declare_handler_tag(struct sim *sim, uint32_t tag)
         sim__alarm_name_handler(sim, a);
 }
 
-void sim_declare_inst_tag(struct sim *sim, uint32_t tag)
-{
-    if (tag < 64)
-        sim->inst_tags |= UINT64_C(1) << tag;
-}
-
 void sim__policy_destroy(struct sim *sim)
 {
     sim->ops->destroy(sim->pol);
@@ -199,7 +193,6 @@ void sim__policy_destroy(struct sim *sim)
     sim->run_rows = NULL;
     sim->worker_row_arrays = 0;
     sim->handler_tags = 0;
-    sim->inst_tags = 0;
     for (uint32_t h = 0; h < sim->w.nh; h++) /* the alarms go with the policy */
         sim->inst_runs[h].alarm_ref = 0;
 }
@@ -482,9 +475,8 @@ static void setup(struct sim *sim)
  * source buffer and to the records of the consumers of its topic (four at
  * most), which its publishes wake.  A
  * timer or alarm of a tag the policy names (sim_declare_handler_tag) leads
- * to the records of the handler it wakes, one of a tag that names an
- * instance (sim_declare_inst_tag) to the instance's rows; a tick to its
- * ticker's record (sqs keeps a ticker per consumer).  Only a live state larger than
+ * to the records of the handler it wakes; a tick to its ticker's record
+ * (sqs keeps a ticker per consumer).  Only a live state larger than
  * the caches is prefetched (SIM_PREFETCH_MIN).  These are hints to the
  * memory system only: every address is checked against its table's
  * bounds, and nothing read here changes what the simulation does.  They are
@@ -560,8 +552,7 @@ PREFETCH_FN prefetch_next(const struct sim *sim, const struct evq_hint *h)
 
 /* Stage 2: what that leads to.  A run's phase event, by the phase it is in
  * (nothing more while it is preparing); a wake of a handler the policy
- * named (sim_declare_handler_tag), that handler's records; a wake of an
- * instance (sim_declare_inst_tag), the instance's rows; a tick, its
+ * named (sim_declare_handler_tag), that handler's records; a tick, its
  * ticker. */
 PREFETCH_FN prefetch_next_deps(const struct sim *sim, const struct evq_hint *h)
 {
@@ -582,22 +573,6 @@ PREFETCH_FN prefetch_next_deps(const struct sim *sim, const struct evq_hint *h)
         if (slot < sim->ntickers)
             sim_prefetch(&sim->tickers[slot]);
         return;
-    }
-    if (sim->inst_tags) {
-        uint64_t inst = UINT64_MAX;
-        if (h->kind == EV_TIMER && h->a < 64 && (sim->inst_tags >> h->a & 1)) {
-            inst = evq_hint_b(sim->q, h);
-        } else if (h->kind == EV_ALARM && h->a < sim->nalarms) {
-            const struct alarm *al = &sim->alarms[h->a];
-            if (al->tag < 64 && (sim->inst_tags >> al->tag & 1))
-                inst = al->arg;
-        }
-        if (inst < sim->w.ninst) {
-            for (uint32_t k = 0; k < sim->nrow_arrays; k++)
-                if (sim->row_arrays[k].by == ROWS_INST)
-                    prefetch_row(&sim->row_arrays[k], inst);
-            return;
-        }
     }
     if (h->kind != EV_PHASE || h->a >= sim->runs_hw)
         return;

@@ -384,7 +384,6 @@ struct sim {
     uint32_t worker_row_arrays;    /* of them ROWS_WORKER */
     const struct jobtab *run_rows; /* a run's tag is its row here (sim_declare_run_rows), NULL none */
     uint64_t handler_tags;         /* bit t: timers and alarms of tag t name a handler (sim_declare_handler_tag) */
-    uint64_t inst_tags;            /* bit t: ... a workflow instance (sim_declare_inst_tag) */
     struct inst_runs *inst_runs;   /* [nh] the livelock rule per handler (sim_runs.c) */
 
     struct item_slot *items;       /* live items; free slots chained by next */
@@ -524,8 +523,7 @@ static inline const struct handler_def *sim__hdef(const struct sim *sim, uint32_
 }
 
 /* The policy instance goes (a crash, a stop, the end): destroy(), and its
- * prefetch declarations (sim_declare_rows, sim_declare_handler_tag,
- * sim_declare_inst_tag) with it. */
+ * prefetch declarations (sim_declare_rows, sim_declare_handler_tag) with it. */
 void sim__policy_destroy(struct sim *sim);
 
 /* Handler h's template, from its state (world.h has it too). */

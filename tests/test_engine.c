@@ -150,9 +150,8 @@ static void test_prefetch_changes_nothing(void **state)
                                "fail wf.handle transient 5%\nfail wf.fetch indeterminate 2%\n");
     /* One policy per checker promise (none, workflow, unit, handler), and
      * the ways a policy names what to prefetch: rows per handler and per
-     * instance, timers and alarms that wake a handler (conrun's too) or an
-     * instance (heartbeat's), the job rows of its runs
-     * (sim_declare_run_rows), and handlers named ahead
+     * instance, timers and alarms that wake a handler (conrun's too), the
+     * job rows of its runs (sim_declare_run_rows), and handlers named ahead
      * (sim_prefetch_handler, interval's loop); and ticks (sqs keeps a
      * ticker per consumer). */
     static const char *const pols[] = {"oracle", "heartbeat", "pgqueue",     "poll", "wakeat",
