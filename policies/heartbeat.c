@@ -362,6 +362,15 @@ static void enqueue_event(struct policy *p, struct agent *ag, const struct qent 
 
 static void session_next(struct policy *p, uint32_t a, int64_t now_us);
 
+/* The drained items shrink to their first n (an array that outgrew the
+ * agent goes back into it once empty: xempty_in). */
+static void seen_keep(struct agent *ag, size_t n)
+{
+    ag->nseen = n;
+    if (n == 0)
+        ag->seen = xempty_in(ag->seen, ag->seen_in, &ag->seencap);
+}
+
 /* A session's steps are done or abandoned (an array that outgrew the
  * agent goes back into it: xempty_in). */
 static void steps_clear(struct agent *ag)
@@ -568,9 +577,7 @@ static void seen_prune(struct policy *p, struct agent *ag)
     for (size_t i = 0; i < ag->nseen; i++)
         if (sim_item(p->sim, ag->seen[i].item)->state == ITEM_PENDING)
             ag->seen[k++] = ag->seen[i];
-    ag->nseen = k;
-    if (k == 0)
-        ag->seen = xempty_in(ag->seen, ag->seen_in, &ag->seencap);
+    seen_keep(ag, k);
 }
 
 /* --- the delivery queue --------------------------------------------------- */
@@ -861,9 +868,7 @@ static void requeue_session(struct policy *p, struct agent *ag)
             ag->seen[keep++] = *sn;
         }
     }
-    ag->nseen = keep;
-    if (keep == 0)
-        ag->seen = xempty_in(ag->seen, ag->seen_in, &ag->seencap);
+    seen_keep(ag, keep);
     steps_clear(ag);
 }
 

@@ -80,7 +80,7 @@ struct wk_wf {
     uint8_t state;                 /* enum wf_state */
     uint8_t why;                   /* enum pause_why */
     uint8_t after_crash;           /* the held run was cut by a crash */
-    uint32_t cur_h;                /* the handler of cur_run (its row in the run table) */
+    uint32_t cur_h;                /* the handler of cur_run, as the run table's row has it */
     uint32_t attempts;             /* transient failures in a row */
     uint32_t fixes;                /* auto-fixes in a row (autofix_max) */
     int64_t retry_at;              /* WF_PAUSED: when the next run may start */

@@ -103,11 +103,14 @@ static inline size_t idwin_bytes(const struct idwin *w)
 }
 static inline size_t idwin_count(const struct idwin *w) { return w->nring + w->old.n; }
 
+/* Whether id's place is in the window's ring. */
+static inline int idwin__in_ring(const struct idwin *w, uint64_t id) { return id >= w->lo && id - w->lo < w->cap; }
+
 /* Starts loading id's place in the window (a hint; an id outside it is
  * in the overflow map, not loaded). */
 static inline void idwin_prefetch(const struct idwin *w, uint64_t id)
 {
-    if (id >= w->lo && id - w->lo < w->cap)
+    if (idwin__in_ring(w, id))
         sim_prefetch(&w->ring[id & (w->cap - 1)]);
 }
 
@@ -115,14 +118,13 @@ static inline void idwin_prefetch(const struct idwin *w, uint64_t id)
  * overflow map too): for a prefetch, which reads nothing beyond the ring. */
 static inline uint32_t idwin_ring_get(const struct idwin *w, uint64_t id)
 {
-    return id >= w->lo && id - w->lo < w->cap ? w->ring[id & (w->cap - 1)] : IDMAP_NONE;
+    return idwin__in_ring(w, id) ? w->ring[id & (w->cap - 1)] : IDMAP_NONE;
 }
-/* The slot of id, IDMAP_NONE if it is not in the map. */
+/* The slot of id, IDMAP_NONE if it is not in the map (ids at or past the
+ * window's start are in the ring or nowhere). */
 static inline uint32_t idwin_get(const struct idwin *w, uint64_t id)
 {
-    if (id >= w->lo)
-        return id - w->lo < w->cap ? w->ring[id & (w->cap - 1)] : IDMAP_NONE;
-    return idmap_get(&w->old, id);
+    return id >= w->lo ? idwin_ring_get(w, id) : idmap_get(&w->old, id);
 }
 
 #endif
