@@ -22,7 +22,7 @@
  *  - Runs: ids dense from 1 (nruns issued so far); only *kept* runs have a
  *    record, in runs[] at the slot run_map gives (the rest of the slots are
  *    on the free list, id 0).  A run is kept while it is active, while its
- *    on_run_end hook runs (in_hook), while it is the latest run started of
+ *    on_run_end hook runs (hook_slot), while it is the latest run started of
  *    its handler (hs[h].latest), and while the policy holds it (holds > 0);
  *    the moment none is true its record is freed (run_unref), or, while
  *    prefetching, it waits in the retire queue retq[] (sim_runs.c), not
@@ -255,7 +255,7 @@ struct run_rec {
     uint32_t ck_slot;              /* the checker's slot of its item (ntaken == 1) or its producer
                                       index (checker_run), for prefetching only */
     uint8_t phase, active, outcome, fail, mutated, fail_phase, mut_if_fail;
-    uint8_t in_hook;               /* its on_run_end is running */
+    uint8_t spare;
     /* line 2: its start, its end, and what policies ask */
     uint32_t worker;
     uint32_t holds;                /* sim_run_hold count */

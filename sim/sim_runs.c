@@ -153,7 +153,7 @@ static uint32_t run_alloc(struct sim *sim)
 static int run_kept(const struct sim *sim, uint32_t slot)
 {
     const struct run_rec *r = &sim->runs[slot];
-    return r->active || r->in_hook || r->holds || sim->hs[r->handler].latest == slot;
+    return r->active || sim->hook_slot == slot || r->holds || sim->hs[r->handler].latest == slot;
 }
 
 /* The kept run with that id; a run that is no longer kept is a policy's
@@ -563,11 +563,14 @@ static void run_ended(struct sim *sim, uint32_t slot)
                                  .fail = r->outcome == OUT_COMMITTED ? FAIL_NONE : (enum fail_class)r->fail, .phase = (enum run_phase)r->phase,
                                  .ntaken = r->ntaken, .wake_us = r->wake_us, .start_us = r->start_us,
                                  .worker = r->worker, .tag = r->tag};
-        r->in_hook = 1;
+        /* Kept while its hook runs: marked in the engine, not in the record,
+         * whose line the unref below reads (a byte written to it just
+         * before would have to reach the cache first, behind every store
+         * the hook made). */
+        uint32_t outer = sim->hook_slot;
         sim->hook_slot = slot;
         sim->ops->on_run_end(sim->pol, &res, sim->now_us);
-        sim->hook_slot = ITEM_NIL;
-        sim->runs[slot].in_hook = 0;
+        sim->hook_slot = outer;
     }
     sim__run_unref(sim, slot);
     if (sim->stopping && sim->nactive == 0)
