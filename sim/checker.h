@@ -160,6 +160,12 @@ void checker_result_free(struct checker_result *r);
 enum ck_prefetch { CK_PREFETCH_START, CK_PREFETCH_START_PRODUCER, CK_PREFETCH_MUTATION, CK_PREFETCH_END };
 void checker_prefetch(const struct checker *c, uint32_t handler, uint32_t inst, uint32_t prod, uint32_t item,
                       enum ck_prefetch what);
+/* What checker_prefetch of a start or an end (given no inst) leads to,
+ * once the engine has read the handler's instance: the group of the
+ * instance's runs under the workflow promise and, for a producer's start
+ * (producer_start), the producer's record, found through a table that a
+ * start's checker_prefetch loads.  A hint only, like checker_prefetch. */
+void checker_prefetch_deps(const struct checker *c, uint32_t handler, uint32_t inst, int producer_start);
 /* Starts loading what retiring item (at the checker's slot `slot`, the
  * run record's ck_slot) will read; a hint only, like checker_prefetch. */
 void checker_prefetch_item(const struct checker *c, uint64_t item, uint32_t slot);

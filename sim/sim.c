@@ -159,6 +159,8 @@ static void declare_rows(struct sim *sim, const void *base, size_t size, int by,
     sim->row_arrays[sim->nrow_arrays++] = (struct row_array){(const char *)base, size, by, n};
     if (by == ROWS_WORKER)
         sim->worker_row_arrays++;
+    if (by == ROWS_INST)
+        sim->inst_row_arrays++;
 }
 
 void sim_declare_rows(struct sim *sim, const void *base, size_t size) { declare_rows(sim, base, size, ROWS_HANDLER, 0); }
@@ -191,7 +193,7 @@ void sim__policy_destroy(struct sim *sim)
     sim->pol = NULL;
     sim->nrow_arrays = 0;
     sim->run_rows = NULL;
-    sim->worker_row_arrays = 0;
+    sim->worker_row_arrays = sim->inst_row_arrays = 0;
     sim->handler_tags = 0;
     for (uint32_t h = 0; h < sim->w.nh; h++) /* the alarms go with the policy */
         sim->inst_runs[h].alarm_ref = 0;
@@ -459,24 +461,29 @@ static void setup(struct sim *sim)
  * records of an instance that no recent event touched (at 30 k instances
  * the live state is tens of MiB), so each read would wait for memory.  The
  * queue tells the likely next eight events (evq_hints) before this one runs,
- * and the loop loads their records in two stages, so that each load has a
- * few events' time to arrive: stage 1 is what an event's kind and a name
- * (a run record, a publish stream, an alarm, a ticker's place in the
- * ticker map), started when it is named
- * among the last three; stage 2 is what that leads to, started when it is
- * the sixth, two events later (reading its record then does not wait), and
- * five events before it runs (an event the queue names only when it is
- * fewer ahead, one pushed for the next few events, gets its stage 2 when
- * it is named last).  A run's phase event leads, by the phase it is in, to
- * nothing more (preparing), to the checker's records of the run, its item
- * and its producer's mutated dues (mutating), or to those and the
- * handler's state, the policy's rows of the handler (sim_declare_rows) and
- * the engine's item (emitting: the run's end); a producer's end also to its
- * source buffer and to the records of the consumers of its topic (four at
- * most), which its publishes wake.  A
- * timer or alarm of a tag the policy names (sim_declare_handler_tag) leads
- * to the records of the handler it wakes; a tick to its ticker's record
- * (sqs keeps a ticker per consumer).  Only a live state larger than
+ * and the loop loads their records in three stages, so that each load has a
+ * few events' time to arrive and no stage reads what is still loading:
+ * stage 1 is what an event's kind and a name (a run record, a publish
+ * stream, an alarm, a ticker's place in the ticker map), started when it
+ * is named among the last three; stage 2 is what that record names,
+ * started when the event is the sixth, two events later (reading its
+ * record then does not wait); stage 3 is what stage 2's places in the
+ * handler tables lead to, started when it is the fourth, two events later
+ * again and three before it runs.  (An event the queue names only when it
+ * is fewer ahead, one pushed for the next few events, gets its stage 2 when
+ * it is named last, and its stage 3 two events later or at once.)
+ *
+ * A run's phase event leads, by the phase it is in, to nothing more
+ * (preparing), to the checker's records of the run, its item and its
+ * producer's mutated dues (mutating), or to those and the handler's state,
+ * the policy's rows of the handler (sim_declare_rows) and the engine's item
+ * (emitting: the run's end), and then to the policy's rows of the
+ * handler's instance (sim_declare_inst_rows), the checker's group of it,
+ * and a producer's source buffer and the records of the consumers of its
+ * topic (four at most), which its publishes wake.  A timer or alarm of a
+ * tag the policy names (sim_declare_handler_tag) leads to the records of
+ * the handler it wakes, in the same two steps; a tick to its ticker's
+ * record (sqs keeps a ticker per consumer).  Only a live state larger than
  * the caches is prefetched (SIM_PREFETCH_MIN).  These are hints to the
  * memory system only: every address is checked against its table's
  * bounds, and nothing read here changes what the simulation does.  They are
@@ -485,6 +492,8 @@ static void setup(struct sim *sim)
 /* Stage 2 of the event this many pops ahead (stage 1 of those from it to
  * the last one hinted). */
 #define PF_DEPS (EVQ_HINTS - 3)
+/* Stage 3 of the event this many pops nearer than stage 2's. */
+#define PF_LAG3 2
 #define PREFETCH_FN static inline __attribute__((always_inline)) void
 
 /* Row i of a declared array: every line of it, to four. */
@@ -497,18 +506,25 @@ PREFETCH_FN prefetch_row(const struct row_array *ra, size_t i)
 }
 
 /* What the end of a run of h or a wake of h reads of the engine's and the
- * policy's (its declared rows). */
-PREFETCH_FN prefetch_handler(const struct sim *sim, uint32_t h)
+ * policy's that h alone names (its state, its livelock count, its declared
+ * rows), and its place in the table of instances, which the rest needs. */
+PREFETCH_FN prefetch_handler_own(const struct sim *sim, uint32_t h)
 {
-    if (h >= sim->w.nh)
-        return;
     sim_prefetch(&sim->hs[h]);
     sim_prefetch(&sim->inst_runs[h]);
-    for (uint32_t k = 0; k < sim->nrow_arrays; k++) {
-        const struct row_array *ra = &sim->row_arrays[k];
-        if (ra->by != ROWS_WORKER)
-            prefetch_row(ra, ra->by == ROWS_INST ? sim->topo.h_inst[h] : h);
-    }
+    for (uint32_t k = 0; k < sim->nrow_arrays; k++)
+        if (sim->row_arrays[k].by == ROWS_HANDLER)
+            prefetch_row(&sim->row_arrays[k], h);
+    if (sim->inst_row_arrays || sim->fx.ck)
+        sim_prefetch(&sim->topo.h_inst[h]);
+}
+
+/* The policy's rows of instance inst, which handler h's end or wake reads. */
+PREFETCH_FN prefetch_handler_inst(const struct sim *sim, uint32_t inst)
+{
+    for (uint32_t k = 0; k < sim->nrow_arrays && sim->inst_row_arrays; k++)
+        if (sim->row_arrays[k].by == ROWS_INST)
+            prefetch_row(&sim->row_arrays[k], inst);
 }
 
 /* A producer's source buffer (two lines), which its start fills and its
@@ -522,17 +538,39 @@ PREFETCH_FN prefetch_source(const struct sim *sim, uint32_t h)
     }
 }
 
-/* What a run of h that starts now reads: the above, its source buffer and
- * the checker's record of h. */
-PREFETCH_FN prefetch_handler_start(const struct sim *sim, uint32_t h)
+/* What a run of h that starts now reads, in two stages: first what h
+ * names (the above, the checker's record of h, and the places in the
+ * handler tables that lead further: its instance, kind and source), then
+ * what those lead to (the instance's rows, the source buffer, the checker's
+ * group and producer records). */
+PREFETCH_FN prefetch_start_own(const struct sim *sim, uint32_t h)
 {
     if (h >= sim->w.nh)
         return; /* a wake's arg is the policy's word */
-    prefetch_handler(sim, h);
+    prefetch_handler_own(sim, h);
+    sim_prefetch(&sim->h_out[h]);
+    sim_prefetch(&sim->topo.h_kind[h]);
+    if (sim->fx.ck)
+        checker_prefetch(sim->fx.ck, h, UINT32_MAX, UINT32_MAX, UINT32_MAX, CK_PREFETCH_START);
+}
+
+PREFETCH_FN prefetch_start_deps(const struct sim *sim, uint32_t h)
+{
+    if (h >= sim->w.nh)
+        return;
+    uint32_t inst = sim->topo.h_inst[h];
+    prefetch_handler_inst(sim, inst);
     prefetch_source(sim, h);
     if (sim->fx.ck)
-        checker_prefetch(sim->fx.ck, h, sim->topo.h_inst[h], UINT32_MAX, UINT32_MAX,
-                         sim->topo.h_kind[h] == H_PRODUCER ? CK_PREFETCH_START_PRODUCER : CK_PREFETCH_START);
+        checker_prefetch_deps(sim->fx.ck, h, inst, sim->topo.h_kind[h] == H_PRODUCER);
+}
+
+/* Both stages at once, for a start named late (a producer's consumers, a
+ * policy's sim_prefetch_handler). */
+PREFETCH_FN prefetch_handler_start(const struct sim *sim, uint32_t h)
+{
+    prefetch_start_own(sim, h);
+    prefetch_start_deps(sim, h);
 }
 
 /* Stage 1: what the hint names. */
@@ -550,22 +588,39 @@ PREFETCH_FN prefetch_next(const struct sim *sim, const struct evq_hint *h)
     }
 }
 
-/* Stage 2: what that leads to.  A run's phase event, by the phase it is in
- * (nothing more while it is preparing); a wake of a handler the policy
- * named (sim_declare_handler_tag), that handler's records; a tick, its
- * ticker. */
-PREFETCH_FN prefetch_next_deps(const struct sim *sim, const struct evq_hint *h)
+/* The handler a timer or alarm of a tag the policy names
+ * (sim_declare_handler_tag) wakes, UINT32_MAX none. */
+static inline uint32_t hint_wake(const struct sim *sim, const struct evq_hint *h)
 {
-    uint32_t wake = UINT32_MAX;
-    if (h->kind == EV_TIMER && h->a < 64 && (sim->handler_tags >> h->a & 1)) {
-        wake = (uint32_t)evq_hint_b(sim->q, h);
-    } else if (h->kind == EV_ALARM && h->a < sim->nalarms) {
+    if (h->kind == EV_TIMER && h->a < 64 && (sim->handler_tags >> h->a & 1))
+        return (uint32_t)evq_hint_b(sim->q, h);
+    if (h->kind == EV_ALARM && h->a < sim->nalarms) {
         const struct alarm *al = &sim->alarms[h->a];
         if (al->tag < 64 && (sim->handler_tags >> al->tag & 1))
-            wake = (uint32_t)al->arg;
+            return (uint32_t)al->arg;
     }
+    return UINT32_MAX;
+}
+
+/* The run whose phase event the hint names, if its next step reads more
+ * than its record (it is active and past preparing), else NULL. */
+static inline const struct run_rec *hint_run(const struct sim *sim, const struct evq_hint *h)
+{
+    if (h->kind != EV_PHASE || h->a >= sim->runs_hw)
+        return NULL;
+    const struct run_rec *r = &sim->runs[h->a];
+    return r->active && r->phase != PHASE_PREPARING ? r : NULL;
+}
+
+/* Stage 2: what the records of stage 1 name.  A run's phase event, by the
+ * phase it is in (nothing more while it is preparing); a wake of a handler
+ * the policy named (sim_declare_handler_tag), that handler's own records;
+ * a tick, its ticker. */
+PREFETCH_FN prefetch_next_deps(const struct sim *sim, const struct evq_hint *h)
+{
+    uint32_t wake = hint_wake(sim, h);
     if (wake != UINT32_MAX) {
-        prefetch_handler_start(sim, wake);
+        prefetch_start_own(sim, wake);
         return;
     }
     if (h->kind == EV_TICK) {
@@ -574,16 +629,16 @@ PREFETCH_FN prefetch_next_deps(const struct sim *sim, const struct evq_hint *h)
             sim_prefetch(&sim->tickers[slot]);
         return;
     }
-    if (h->kind != EV_PHASE || h->a >= sim->runs_hw)
+    const struct run_rec *r = hint_run(sim, h);
+    if (!r)
         return;
-    const struct run_rec *r = &sim->runs[h->a];
-    if (!r->active || r->phase == PHASE_PREPARING)
-        return; /* its next step reads the run record alone */
     int mutation = r->phase == PHASE_MUTATING;
     if (r->aslot < sim->nactive)
         sim_prefetch(&sim->active_ck[r->aslot]);
-    if (!mutation)
-        prefetch_handler(sim, r->handler);
+    if (!mutation && r->handler < sim->w.nh) {
+        prefetch_handler_own(sim, r->handler);
+        sim_prefetch(&sim->h_out[r->handler]);
+    }
     if (r->ntaken == 1 && r->tk_slot < sim->items_hw && !mutation)
         sim_prefetch(&sim->items[r->tk_slot]);
     if (sim->run_rows && !mutation)
@@ -594,12 +649,30 @@ PREFETCH_FN prefetch_next_deps(const struct sim *sim, const struct evq_hint *h)
             prefetch_row(ra, r->worker - 1);
     }
     if (sim->fx.ck)
-        checker_prefetch(sim->fx.ck, r->handler, r->handler < sim->w.nh ? sim->topo.h_inst[r->handler] : UINT32_MAX,
-                         r->ntaken == 1 ? UINT32_MAX : r->ck_slot,
+        checker_prefetch(sim->fx.ck, r->handler, UINT32_MAX, r->ntaken == 1 ? UINT32_MAX : r->ck_slot,
                          r->ntaken == 1 ? r->ck_slot : UINT32_MAX, mutation ? CK_PREFETCH_MUTATION : CK_PREFETCH_END);
-    if (mutation || r->handler >= sim->w.nh || sim->topo.h_kind[r->handler] != H_PRODUCER)
+}
+
+/* Stage 3: what stage 2's places in the handler tables lead to.  A run's
+ * end: the policy's rows of its instance, the checker's group of it, and a
+ * producer's source buffer and the records of the consumers of its topic
+ * (four at most), which its publishes wake; a wake: the same of the
+ * handler it wakes. */
+PREFETCH_FN prefetch_next_deps3(const struct sim *sim, const struct evq_hint *h)
+{
+    uint32_t wake = hint_wake(sim, h);
+    if (wake != UINT32_MAX) {
+        prefetch_start_deps(sim, wake);
         return;
-    /* From h_out: the handler's own records are still loading. */
+    }
+    const struct run_rec *r = hint_run(sim, h);
+    if (!r || r->phase == PHASE_MUTATING || r->handler >= sim->w.nh)
+        return;
+    uint32_t inst = sim->topo.h_inst[r->handler];
+    prefetch_handler_inst(sim, inst);
+    if (sim->fx.ck)
+        checker_prefetch_deps(sim->fx.ck, r->handler, inst, 0);
+    /* A consumer's entry names no source and no subscribers. */
     prefetch_source(sim, r->handler);
     uint32_t subs = sim->h_out[r->handler].subs;
     for (uint32_t k = subs >> 3; k < (subs >> 3) + ((subs & 7) < 4 ? (subs & 7) : 4); k++)
@@ -785,6 +858,7 @@ void sim_run(const struct scenario *s, const struct policy_ops *ops, const struc
             for (int k = hinted - 1; k >= deps; k--)
                 prefetch_next(sim, &hint[k]);
             prefetch_next_deps(sim, &hint[deps]);
+            prefetch_next_deps3(sim, &hint[deps >= PF_LAG3 ? deps - PF_LAG3 : deps]);
         }
         dispatch(sim, &ev);
         if (sim->watching)

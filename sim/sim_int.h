@@ -382,6 +382,7 @@ struct sim {
     } row_arrays[SIM_ROW_ARRAYS];  /* the policy's rows (sim_declare_rows), for prefetching */
     uint32_t nrow_arrays;
     uint32_t worker_row_arrays;    /* of them ROWS_WORKER */
+    uint32_t inst_row_arrays;      /* of them ROWS_INST */
     const struct jobtab *run_rows; /* a run's tag is its row here (sim_declare_run_rows), NULL none */
     uint64_t handler_tags;         /* bit t: timers and alarms of tag t name a handler (sim_declare_handler_tag) */
     struct inst_runs *inst_runs;   /* [nh] the livelock rule per handler (sim_runs.c) */
