@@ -633,8 +633,11 @@ PREFETCH_FN prefetch_next_deps(const struct sim *sim, const struct evq_hint *h)
     if (!r)
         return;
     int mutation = r->phase == PHASE_MUTATING;
-    if (r->aslot < sim->nactive)
+    if (r->aslot < sim->nactive) {
         sim_prefetch(&sim->active_ck[r->aslot]);
+        if (!mutation)
+            sim_prefetch(&sim->active[r->aslot]); /* the end fills its place in the active set */
+    }
     if (!mutation && r->handler < sim->w.nh) {
         prefetch_handler_own(sim, r->handler);
         sim_prefetch(&sim->h_out[r->handler]);
