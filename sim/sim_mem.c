@@ -221,6 +221,8 @@ void sim__prefetch_judge(struct sim *sim, uint64_t used)
 {
     sim->prefetch = used >= SIM_PREFETCH_MIN && !sim->o->no_prefetch;
     sim->res->prefetched |= sim->prefetch;
+    if (sim->prefetch)
+        heap_huge();
 }
 
 int sim__mem_check_now(struct sim *sim)

@@ -8,6 +8,8 @@
 #include <stdint.h>
 #include <sys/mman.h>
 #include <unistd.h>
+#include <malloc.h>
+#include <stdatomic.h>
 
 static _Noreturn void oom(size_t n)
 {
@@ -35,6 +37,71 @@ static void *huge_hint(void *p, size_t n)
     }
 #endif
     return p;
+}
+
+/* The heap itself holds the small blocks: a run's items, a policy's
+ * queues, the checker's sets.  At fleet scale that is tens of MiB read at
+ * random too.  heap_huge asks for huge pages for glibc's main arena, the
+ * heap of every simulation (a sweep runs each in a process of its own),
+ * which grows by brk: it is made to grow HEAP_PAD at a time, ahead of use;
+ * each new part is advised as soon as a call sees it, so that its pages
+ * are huge when first touched; and what was touched before the first call
+ * is collapsed into huge pages there and then (MADV_COLLAPSE, where the
+ * kernel has it).  A hint to the kernel only. */
+#define HEAP_PAD ((size_t)64 << 20)
+#ifndef MADV_COLLAPSE
+#define MADV_COLLAPSE 25
+#endif
+
+#if defined(__GLIBC__) && defined(MADV_HUGEPAGE) && !defined(__SANITIZE_ADDRESS__)
+#define HEAP_HUGE 1
+/* Where the brk heap starts (its [heap] line in /proc/self/maps), 0 unknown. */
+static uintptr_t heap_start(void)
+{
+    FILE *f = fopen("/proc/self/maps", "r");
+    if (!f)
+        return 0;
+    char line[512];
+    uintptr_t lo = 0;
+    while (!lo && fgets(line, sizeof line, f)) {
+        unsigned long a, b;
+        if (strstr(line, "[heap]") && sscanf(line, "%lx-%lx", &a, &b) == 2)
+            lo = a;
+    }
+    fclose(f);
+    return lo;
+}
+
+/* The 2 MiB pages within [lo, hi) are to be huge; collapse: now. */
+static void advise_huge(uintptr_t lo, uintptr_t hi, int collapse)
+{
+    lo = (lo + HUGE_PAGE - 1) & ~(HUGE_PAGE - 1);
+    hi &= ~(HUGE_PAGE - 1);
+    if (hi <= lo)
+        return;
+    (void)madvise((void *)lo, hi - lo, MADV_HUGEPAGE);
+    if (collapse)
+        (void)madvise((void *)lo, hi - lo, MADV_COLLAPSE);
+}
+#endif
+
+void heap_huge(void)
+{
+#ifdef HEAP_HUGE
+    static atomic_flag begun = ATOMIC_FLAG_INIT;
+    static _Atomic uintptr_t advised; /* the heap is advised below this; 0: not yet */
+    if (!atomic_flag_test_and_set(&begun)) {
+        (void)mallopt(M_TOP_PAD, (int)HEAP_PAD);
+        uintptr_t top = (uintptr_t)sbrk(0), lo = heap_start();
+        if (lo && lo < top)
+            advise_huge(lo, top, 1); /* the heap so far */
+        atomic_store(&advised, top & ~(HUGE_PAGE - 1));
+        return;
+    }
+    uintptr_t from = atomic_load(&advised), to = (uintptr_t)sbrk(0) & ~(HUGE_PAGE - 1);
+    if (from && to > from && atomic_compare_exchange_strong(&advised, &from, to))
+        advise_huge(from, to, 0); /* what it grew into since */
+#endif
 }
 
 /* Blocks of LINE_MIN bytes or more that xmalloc and xcalloc make start on

@@ -36,6 +36,10 @@ void xfree_in(void *p, const void *buf);
  * outgrew buf once does not keep reading it from a block of its own;
  * otherwise returns p. */
 void *xempty_in(void *p, const void *buf, size_t *cap);
+/* Asks for huge pages for the heap's small blocks too, for a process
+ * whose live state outgrew the caches (util.c); call it again as the state
+ * grows.  A hint to the kernel only. */
+void heap_huge(void);
 /* n bytes aligned to align (a power of two; n is rounded up to a multiple
  * of it), for tables of cache-line records; released with free. */
 void *xmalloc_aligned(size_t align, size_t n);

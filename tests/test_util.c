@@ -1,12 +1,14 @@
 /* test_util.c: the shared helpers of sim/util.h that have no module of
  * their own: sim_sort_u32 against qsort, xgrow_in and xempty_in, the line alignment of
- * large blocks (xmalloc, xcalloc, xgrow_lines). */
+ * large blocks (xmalloc, xcalloc, xgrow_lines), and heap_huge. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -169,6 +171,74 @@ static void test_line_blocks(void **state)
     free(v);
 }
 
+/* Whether the mapping of /proc/self/smaps that holds address a carries
+ * the kernel's flag for huge pages (VmFlags hg); -1 none holds it. */
+static int huge_flagged(uintptr_t a)
+{
+    FILE *f = fopen("/proc/self/smaps", "r");
+    assert_non_null(f);
+    char line[1024];
+    int in = 0, got = -1;
+    while (got < 0 && fgets(line, sizeof line, f)) {
+        unsigned long lo, hi;
+        char c;
+        if (sscanf(line, "%lx-%lx %c", &lo, &hi, &c) == 3) {
+            in = a >= lo && a < hi;
+            continue;
+        }
+        if (in && strncmp(line, "VmFlags:", 8) == 0)
+            got = strstr(line, " hg") != NULL;
+    }
+    fclose(f);
+    return got;
+}
+
+/* heap_huge marks the heap for huge pages: the part made before its first
+ * call and the part the heap grows into afterwards, which a later call
+ * advises; every small block keeps its bytes, collapsed or not.  Skipped
+ * where the kernel has no transparent huge pages, and under
+ * AddressSanitizer, whose allocator has no brk heap (heap_huge does
+ * nothing there). */
+static void test_heap_huge(void **state)
+{
+    (void)state;
+#if defined(__SANITIZE_ADDRESS__)
+    skip();
+#endif
+    FILE *f = fopen("/sys/kernel/mm/transparent_hugepage/enabled", "r");
+    char mode[128] = "";
+    if (!f)
+        skip();
+    if (!fgets(mode, sizeof mode, f))
+        mode[0] = 0;
+    fclose(f);
+    if (strstr(mode, "[never]") || !mode[0])
+        skip();
+    enum { N = 100000, SZ = 200, H = 2 << 20 };
+    unsigned char **blk = xcalloc(4 * N, sizeof *blk);
+    for (size_t i = 0; i < N; i++) { /* 20 MB of small blocks before */
+        blk[i] = xmalloc(SZ);
+        memset(blk[i], (int)(i & 255), SZ);
+    }
+    uintptr_t top0 = (uintptr_t)sbrk(0) & ~(uintptr_t)(H - 1);
+    heap_huge();
+    assert_int_equal(huge_flagged(top0 - 1), 1);
+    for (size_t i = N; i < 4 * N; i++) { /* 60 MB after: the heap grows */
+        blk[i] = xmalloc(SZ);
+        memset(blk[i], (int)(i & 255), SZ);
+    }
+    heap_huge();
+    uintptr_t top1 = (uintptr_t)sbrk(0) & ~(uintptr_t)(H - 1);
+    assert_true(top1 > top0);
+    assert_int_equal(huge_flagged(top1 - 1), 1);
+    for (size_t i = 0; i < 4 * N; i++) {
+        for (size_t k = 0; k < SZ; k++)
+            assert_int_equal(blk[i][k], (unsigned char)(i & 255));
+        free(blk[i]);
+    }
+    free(blk);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -176,6 +246,7 @@ int main(void)
         cmocka_unit_test(test_xgrow_in),
         cmocka_unit_test(test_xempty_in),
         cmocka_unit_test(test_line_blocks),
+        cmocka_unit_test(test_heap_huge),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
