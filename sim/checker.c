@@ -400,7 +400,8 @@ static void prefetch_prod(const struct checker *c, uint32_t p)
 /* A start reads the handler's record, its group and a producer's record; a
  * mutation, the item and the producer's mutated set (ck_prod's second
  * line); an end, the item, the consumer's pending count, the producer's
- * record and the run's group. */
+ * record and the run's group (under the workflow promise, found through
+ * the handler's record). */
 void checker_prefetch(const struct checker *c, uint32_t handler, uint32_t inst, uint32_t prod, uint32_t item,
                       enum ck_prefetch what)
 {
@@ -412,7 +413,8 @@ void checker_prefetch(const struct checker *c, uint32_t handler, uint32_t inst, 
         prefetch_prod(c, prod);
     if (what == CK_PREFETCH_MUTATION || handler >= c->w->nh)
         return;
-    if (item < c->items_hw || what == CK_PREFETCH_START || what == CK_PREFETCH_START_PRODUCER)
+    if (item < c->items_hw || what == CK_PREFETCH_START || what == CK_PREFETCH_START_PRODUCER ||
+        c->promise == PROMISE_WORKFLOW) /* an end finds its group there */
         sim_prefetch(&c->hs[handler]);
     if (what == CK_PREFETCH_START)
         sim_prefetch(&c->prod_of[handler]); /* for checker_prefetch_deps, if it is a producer */
