@@ -644,6 +644,11 @@ PREFETCH_FN prefetch_next_deps(const struct sim *sim, const struct evq_hint *h)
     }
     if (r->ntaken == 1 && r->tk_slot < sim->items_hw && !mutation)
         sim_prefetch(&sim->items[r->tk_slot]);
+    if (r->ntaken > 1) { /* its slots and the checker's, for stage 3 */
+        const uint32_t *slots = run_taken_slots(r);
+        sim_prefetch(slots);
+        sim_prefetch(run_taken_ck(r) + r->ntaken - 1);
+    }
     if (sim->run_rows && !mutation)
         jobs_prefetch(sim->run_rows, r->tag);
     for (uint32_t k = 0; k < sim->nrow_arrays && sim->worker_row_arrays && !mutation; k++) {
@@ -669,7 +674,19 @@ PREFETCH_FN prefetch_next_deps3(const struct sim *sim, const struct evq_hint *h)
         return;
     }
     const struct run_rec *r = hint_run(sim, h);
-    if (!r || r->phase == PHASE_MUTATING || r->handler >= sim->w.nh)
+    if (!r)
+        return;
+    int mutation = r->phase == PHASE_MUTATING;
+    if (r->ntaken > 1) { /* the items of a run that took several (four at most) */
+        const uint32_t *slots = run_taken_slots(r), *ck = run_taken_ck(r);
+        for (uint32_t k = 0; k < r->ntaken && k < 4; k++) {
+            if (slots[k] < sim->items_hw && !mutation)
+                sim_prefetch(&sim->items[slots[k]]);
+            if (sim->fx.ck)
+                checker_prefetch(sim->fx.ck, UINT32_MAX, UINT32_MAX, UINT32_MAX, ck[k], CK_PREFETCH_MUTATION);
+        }
+    }
+    if (mutation || r->handler >= sim->w.nh)
         return;
     uint32_t inst = sim->topo.h_inst[r->handler];
     prefetch_handler_inst(sim, inst);

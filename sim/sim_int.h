@@ -269,7 +269,8 @@ struct run_rec {
             uint64_t tk_id;
             uint32_t tk_slot;
         };
-        uint64_t *big;             /* consumers, ntaken > 1: ids, then slots */
+        uint64_t *big;             /* consumers, ntaken > 1: ids, then slots, then the checker's
+                                      slots of the items (for prefetching only) */
     };
 };
 _Static_assert(sizeof(struct run_rec) == 128, "a run record is two cache lines");
@@ -282,6 +283,13 @@ static inline const uint64_t *run_taken_ids(const struct run_rec *r)
 static inline const uint32_t *run_taken_slots(const struct run_rec *r)
 {
     return r->ntaken > 1 ? (const uint32_t *)(r->big + r->ntaken) : &r->tk_slot;
+}
+
+/* ntaken > 1: the checker's slots of the taken items, which sim_run_start
+ * copies from the checker's record of the run, for prefetching. */
+static inline uint32_t *run_taken_ck(const struct run_rec *r)
+{
+    return (uint32_t *)(r->big + r->ntaken) + r->ntaken;
 }
 
 /* One cache line per handler instance (the table is 64-byte aligned): its

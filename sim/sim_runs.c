@@ -175,8 +175,8 @@ static void taken_set(struct sim *sim, struct run_rec *r, const uint64_t *ids, c
     uint64_t *dst_id = &r->tk_id;
     uint32_t *dst_slot = &r->tk_slot;
     if (n > 1) {
-        r->big = xmalloc((size_t)n * (sizeof *r->big + sizeof *dst_slot));
-        sim->mem_var += (size_t)n * (sizeof *r->big + sizeof *dst_slot);
+        r->big = xmalloc((size_t)n * (sizeof *r->big + 2 * sizeof *dst_slot));
+        sim->mem_var += (size_t)n * (sizeof *r->big + 2 * sizeof *dst_slot);
         dst_id = r->big;
         dst_slot = (uint32_t *)(r->big + n);
     }
@@ -204,7 +204,7 @@ static void run_free(struct sim *sim, uint32_t slot)
     r = &sim->runs[slot];
     if (n > 1) {
         free(r->big);
-        sim->mem_var -= (size_t)n * (sizeof *r->big + sizeof(uint32_t));
+        sim->mem_var -= (size_t)n * (sizeof *r->big + 2 * sizeof(uint32_t));
     }
     idwin_del(&sim->run_map, r->id);
     *r = (struct run_rec){.aslot = sim->runs_free};
@@ -490,6 +490,10 @@ uint64_t sim_run_start(struct sim *sim, const struct run_req *rq)
                                                   .ntaken = r->ntaken, .ck = &sim->active_ck[r->aslot]});
     const struct checker_run *ck = &sim->active_ck[r->aslot];
     sim->runs[slot].ck_slot = r->ntaken == 1 ? ck->item : ck->prod;
+    if (r->ntaken > 1 && ck->n == r->ntaken)
+        memcpy(run_taken_ck(r), ck->items, r->ntaken * sizeof(uint32_t));
+    else if (r->ntaken > 1) /* no checker: nothing to prefetch */
+        memset(run_taken_ck(r), 0xff, r->ntaken * sizeof(uint32_t));
     busy_guard(sim, rq->handler, has_work);
     livelock_per_handler(sim, rq->handler);
     sim->hs[rq->handler].active++;
