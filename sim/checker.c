@@ -413,13 +413,11 @@ void checker_prefetch(const struct checker *c, uint32_t handler, uint32_t inst, 
         prefetch_prod(c, prod);
     if (what == CK_PREFETCH_MUTATION || handler >= c->w->nh)
         return;
-    if (item < c->items_hw || what == CK_PREFETCH_START || what == CK_PREFETCH_START_PRODUCER ||
+    if (item < c->items_hw || what == CK_PREFETCH_START ||
         c->promise == PROMISE_WORKFLOW) /* an end finds its group there */
         sim_prefetch(&c->hs[handler]);
     if (what == CK_PREFETCH_START)
         sim_prefetch(&c->prod_of[handler]); /* for checker_prefetch_deps, if it is a producer */
-    if (what == CK_PREFETCH_START_PRODUCER && prod >= c->nprods && c->prod_of[handler] < c->nprods)
-        prefetch_prod(c, c->prod_of[handler]); /* a producer's start walks its dues */
     uint32_t g = c->promise == PROMISE_WORKFLOW ? inst : handler; /* a workflow's group: its instance's */
     if (g < c->ngroups)
         sim_prefetch(&c->groups[g]);

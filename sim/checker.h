@@ -157,7 +157,7 @@ void checker_result_free(struct checker_result *r);
  * the run's mutation, or ends the run.  A value out of range (UINT32_MAX)
  * names nothing.  It
  * reads only the checker's own sizes and changes nothing. */
-enum ck_prefetch { CK_PREFETCH_START, CK_PREFETCH_START_PRODUCER, CK_PREFETCH_MUTATION, CK_PREFETCH_END };
+enum ck_prefetch { CK_PREFETCH_START, CK_PREFETCH_MUTATION, CK_PREFETCH_END };
 void checker_prefetch(const struct checker *c, uint32_t handler, uint32_t inst, uint32_t prod, uint32_t item,
                       enum ck_prefetch what);
 /* What checker_prefetch of a start or an end (given no inst) leads to,

@@ -296,9 +296,10 @@ static void test_duplicates_double_effects(void **state)
     checker_prefetch(c, 0, 0, UINT32_MAX, 0, CK_PREFETCH_MUTATION);
     checker_prefetch(c, 1, 0, 0, UINT32_MAX, CK_PREFETCH_END);
     checker_prefetch(c, 2, 7, 1, 3, CK_PREFETCH_END);
-    checker_prefetch(c, 1, 0, UINT32_MAX, UINT32_MAX, CK_PREFETCH_START_PRODUCER);
+    checker_prefetch(c, 1, UINT32_MAX, UINT32_MAX, UINT32_MAX, CK_PREFETCH_START);
+    checker_prefetch_deps(c, 1, 0, 1);
     checker_prefetch(c, 0, UINT32_MAX, UINT32_MAX, UINT32_MAX, CK_PREFETCH_START);
-    checker_prefetch(c, UINT32_MAX, UINT32_MAX, UINT32_MAX, UINT32_MAX, CK_PREFETCH_START_PRODUCER);
+    checker_prefetch_deps(c, UINT32_MAX, UINT32_MAX, 1);
     checker_mutated(c, 1, 12);
     end(f, 1, OUT_COMMITTED, 15);                /* items 0, 1 processed */
     start(f, 2, 0, -1, i12, 2, 20);
