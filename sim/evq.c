@@ -30,20 +30,24 @@
  * Each bucket 1..64 keeps the least key it holds (tombstones included) as
  * entries come in, so that emptying it needs one pass, not two.
  *
- * Bucket entries are 16 bytes (key, slot index, and a hint: the low bits of
- * the event's kind and a, for evq_hints) so that spreading streams through
- * memory; the payload lives in a slot pool with a free list.  A slot
- * has a generation that goes up whenever its event stops being pending, and a
- * handle is (generation << 32 | slot index + 1), so old handles go stale.
- * Cancelling only marks the slot dead; the entry is dropped, and the slot
- * freed, when the entry reaches the head of the front or when a sweep runs
- * (once tombstones outnumber live events, so memory stays O(live)).  A slot
- * is reused only after its entry is gone: each slot has at most one entry.
+ * A bucket entry holds the whole event (key, payload, the low 32 bits of
+ * its seq, and its slot), 32 bytes, so that a pop, and evq_hints, read
+ * nothing else that is far away: with many pending events a separate
+ * payload pool cost a cache miss per pop.  A slot is just a generation, 4
+ * bytes in a dense array: odd while its event is pending, even after; it
+ * goes up when the event is pushed and when it stops being pending (popped
+ * or cancelled), and a handle is (generation << 32 | slot index + 1), so
+ * old handles go stale.  Free slots sit on a stack.  Cancelling only makes
+ * the generation even; the entry is dropped, and the slot freed, when the
+ * entry reaches the head of the front or when a sweep runs (once
+ * tombstones outnumber live events, so memory stays O(live)).  A slot is
+ * reused only after its entry is gone: each slot has at most one entry.
  *
  * Invariants (evq_check): the front sorted by (key, seq), its keys from
  * now_us to last; every other entry in bucket bucket_of(key, last), in
- * strictly increasing seq; bit i-1 of mask set iff bucket i is non-empty;
- * live and dead count the LIVE and DEAD slots. */
+ * strictly increasing seq (modulo 2^32); bit i-1 of mask set iff bucket i
+ * is non-empty; live counts the slots of odd generation, dead the even ones
+ * that an entry still names. */
 #include "sim/evq.h"
 
 #include <stdio.h>
@@ -54,10 +58,6 @@
 
 #define EVQ_NBUCKETS 65
 
-/* Slot link values; any smaller value is the next index on the free list. */
-#define SLOT_LIVE UINT32_C(0xFFFFFFFF)
-#define SLOT_DEAD UINT32_C(0xFFFFFFFE) /* cancelled; its entry is still queued */
-#define SLOT_NIL  UINT32_C(0xFFFFFFFD) /* end of the free list */
 #define EVQ_SLOTS_MAX UINT32_C(0xFFFFFFF0)
 
 /* Tombstones are swept out once there are more of them than live events and
@@ -85,27 +85,17 @@
 /* The front's consumed head is cut off once it is this long and at least
  * half of the array (so an ever-refilled front stays O(live)). */
 #define FRONT_COMPACT 256
-/* An entry's hint: the low HINT_KIND_BITS of the event's kind above the
- * low bits of its a. */
-#define HINT_KIND_BITS 4
-#define HINT_A_MASK ((UINT32_C(1) << (32 - HINT_KIND_BITS)) - 1)
 
 #define KEY_SIGN (UINT64_C(1) << 63)
 
 struct evq_entry {
     uint64_t key;  /* time_us with the sign bit flipped */
-    uint32_t slot; /* index into slots */
-    uint32_t hint; /* the event's kind and a, truncated (HINT_KIND_BITS) */
-};
-
-struct evq_slot {
-    uint64_t seq;
     uint64_t b;
-    uint32_t kind;
-    uint32_t a;
-    uint32_t gen;  /* bumped when the event stops being pending */
-    uint32_t link; /* SLOT_LIVE, SLOT_DEAD, or next free slot / SLOT_NIL */
+    uint32_t kind, a;
+    uint32_t slot; /* its generation: gen[slot] */
+    uint32_t seq;  /* the push's number, modulo 2^32 */
 };
+_Static_assert(sizeof(struct evq_entry) == 32, "an entry is half a cache line");
 
 struct evq_bucket {
     struct evq_entry *v;
@@ -119,13 +109,14 @@ struct evq {
     uint64_t mask;     /* bit i-1 set iff bucket i (1..64) is non-empty */
     size_t head0;      /* bucket 0 is consumed from the front: v[head0..len) */
     struct evq_bucket bk[EVQ_NBUCKETS];
-    struct evq_slot *slots;
+    uint32_t *gen;     /* per slot: odd while its event is pending */
+    uint32_t *freel;   /* the free slots, a stack */
     size_t nslots;     /* slots handed out so far (live, dead or free) */
     size_t cap_slots;
-    uint32_t free_head;
+    size_t nfree;
     size_t live;       /* pending events */
     size_t dead;       /* cancelled events whose entries are still queued */
-    uint64_t next_seq;
+    uint32_t next_seq;
     int64_t now_us;
     uint64_t gap16;    /* the gap between pops, averaged, in 1/16 us (front_keep, refill) */
     size_t bytes;      /* capacities of slots and buckets, in bytes */
@@ -166,68 +157,64 @@ static void __attribute__((noinline)) bucket_grow(struct evq *q, struct evq_buck
     q->bytes += (bk->cap - cap) * sizeof *bk->v;
 }
 
-static inline void bucket_append(struct evq *q, struct evq_bucket *bk, uint64_t key, uint32_t slot,
-                                 uint32_t hint)
+static inline void bucket_append(struct evq *q, struct evq_bucket *bk, const struct evq_entry *e)
 {
     if (bk->len == bk->cap)
         bucket_grow(q, bk, 1);
-    if (bk->len == 0 || key < bk->min)
-        bk->min = key;
-    struct evq_entry *e = &bk->v[bk->len++];
-    e->key = key;
-    e->slot = slot;
-    e->hint = hint;
+    if (bk->len == 0 || e->key < bk->min)
+        bk->min = e->key;
+    bk->v[bk->len++] = *e;
 }
 
 static inline uint32_t slot_alloc(struct evq *q)
 {
-    uint32_t idx = q->free_head;
-    if (idx != SLOT_NIL) {
-        q->free_head = q->slots[idx].link;
-        if (q->free_head != SLOT_NIL) /* the next one's link, read at the next push */
-            sim_prefetch(&q->slots[q->free_head]);
-        return idx;
-    }
+    if (q->nfree)
+        return q->freel[--q->nfree];
     SIM_ASSERT(q->nslots < EVQ_SLOTS_MAX);
-    size_t cap = q->cap_slots;
-    q->slots = xgrow_lines(q->slots, sizeof *q->slots, &q->cap_slots, q->nslots + 1, q->nslots);
-    q->bytes += (q->cap_slots - cap) * sizeof *q->slots;
-    idx = (uint32_t)q->nslots++;
-    q->slots[idx].gen = 1;
-    return idx;
+    if (q->nslots == q->cap_slots) {
+        size_t cap = q->cap_slots;
+        q->gen = xgrow(q->gen, sizeof *q->gen, &q->cap_slots, q->nslots + 1);
+        q->freel = xrealloc(q->freel, q->cap_slots * sizeof *q->freel);
+        q->bytes += (q->cap_slots - cap) * (sizeof *q->gen + sizeof *q->freel);
+    }
+    q->gen[q->nslots] = 0;
+    return (uint32_t)q->nslots++;
 }
 
 static inline void slot_release(struct evq *q, uint32_t idx)
 {
-    q->slots[idx].link = q->free_head;
-    q->free_head = idx;
+    q->freel[q->nfree++] = idx;
 }
 
 /* Drops a queued entry whose slot was cancelled. */
 static inline void drop_dead(struct evq *q, uint32_t idx)
 {
-    SIM_ASSERT(q->slots[idx].link == SLOT_DEAD);
+    SIM_ASSERT(!(q->gen[idx] & 1));
     SIM_ASSERT(q->dead > 0);
     q->dead--;
     slot_release(q, idx);
 }
 
-/* The slot of a pending event's handle, or NULL if h is not pending. */
-static struct evq_slot *live_slot(const struct evq *q, evq_handle h)
+/* The generation of a pending event's handle, or NULL if h is not pending. */
+static uint32_t *live_slot(const struct evq *q, evq_handle h)
 {
     uint64_t lo = h & UINT32_MAX;
     if (lo == 0 || lo > q->nslots)
         return NULL;
-    struct evq_slot *s = &q->slots[lo - 1];
-    if (s->link != SLOT_LIVE || s->gen != (uint32_t)(h >> 32))
+    uint32_t *g = &q->gen[lo - 1];
+    if (!(*g & 1) || *g != (uint32_t)(h >> 32))
         return NULL;
-    return s;
+    return g;
+}
+
+static inline int slot_live(const struct evq *q, uint32_t idx)
+{
+    return q->gen[idx] & 1;
 }
 
 struct evq *evq_new(void)
 {
     struct evq *q = xcalloc(1, sizeof *q);
-    q->free_head = SLOT_NIL;
     q->now_us = INT64_MIN;
     q->last = key_of(INT64_MIN);
     return q;
@@ -239,7 +226,8 @@ void evq_free(struct evq *q)
         return;
     for (int i = 0; i < EVQ_NBUCKETS; i++)
         free(q->bk[i].v);
-    free(q->slots);
+    free(q->gen);
+    free(q->freel);
     free(q);
 }
 
@@ -267,11 +255,12 @@ int64_t evq_now(const struct evq *q)
  * in (key, seq) order: after every entry of its key or less (its seq is the
  * largest so far).  Usually that is the end; otherwise the shorter side of
  * the front moves by one entry. */
-static void front_insert(struct evq *q, uint64_t key, uint32_t slot, uint32_t hint)
+static void front_insert(struct evq *q, const struct evq_entry *ne)
 {
     struct evq_bucket *b0 = &q->bk[0];
+    uint64_t key = ne->key;
     if (b0->len == q->head0 || b0->v[b0->len - 1].key <= key) {
-        bucket_append(q, b0, key, slot, hint);
+        bucket_append(q, b0, ne);
         return;
     }
     size_t lo = q->head0, hi = b0->len - 1; /* v[hi].key > key */
@@ -282,7 +271,7 @@ static void front_insert(struct evq *q, uint64_t key, uint32_t slot, uint32_t hi
         else
             hi = mid;
     }
-    struct evq_entry e = {.key = key, .slot = slot, .hint = hint};
+    struct evq_entry e = *ne;
     if (q->head0 > 0 && lo - q->head0 < b0->len - lo) {
         memmove(&b0->v[q->head0 - 1], &b0->v[q->head0], (lo - q->head0) * sizeof e);
         q->head0--;
@@ -300,26 +289,21 @@ evq_handle evq_push(struct evq *q, int64_t time_us, uint32_t kind, uint32_t a, u
 {
     SIM_ASSERT(time_us >= q->now_us);
     uint32_t idx = slot_alloc(q);
-    struct evq_slot *s = &q->slots[idx];
-    s->seq = q->next_seq++;
-    s->b = b;
-    s->kind = kind;
-    s->a = a;
-    s->link = SLOT_LIVE;
+    uint32_t g = ++q->gen[idx]; /* odd: pending */
     uint64_t key = key_of(time_us);
-    uint32_t hint = kind << (32 - HINT_KIND_BITS) | (a & HINT_A_MASK);
+    struct evq_entry e = {.key = key, .b = b, .kind = kind, .a = a, .slot = idx, .seq = q->next_seq++};
     if (key <= q->last) {
-        front_insert(q, key, idx, hint);
+        front_insert(q, &e);
         q->min_valid = 0; /* the cache speaks of the buckets only */
     } else {
         unsigned j = bucket_of(key, q->last);
-        bucket_append(q, &q->bk[j], key, idx, hint);
+        bucket_append(q, &q->bk[j], &e);
         q->mask |= UINT64_C(1) << (j - 1);
     }
     q->live++;
     if (q->min_valid && key < q->min_key)
         q->min_key = key;
-    return make_handle(s->gen, idx);
+    return make_handle(g, idx);
 }
 
 /* Removes every entry whose slot is dead, keeping each bucket's order.
@@ -333,7 +317,7 @@ static void sweep(struct evq *q)
         size_t to = 0;
         for (size_t k = from; k < bk->len; k++) {
             struct evq_entry e = bk->v[k];
-            if (q->slots[e.slot].link == SLOT_LIVE) {
+            if (slot_live(q, e.slot)) {
                 if (to == 0 || e.key < bk->min)
                     bk->min = e.key;
                 bk->v[to++] = e;
@@ -362,30 +346,16 @@ static void clear_dead(struct evq *q)
 
 int evq_cancel(struct evq *q, evq_handle h)
 {
-    struct evq_slot *s = live_slot(q, h);
-    if (!s)
+    uint32_t *g = live_slot(q, h);
+    if (!g)
         return 0;
-    s->gen++;
-    s->link = SLOT_DEAD;
+    ++*g; /* even: its entry is a tombstone */
     q->live--;
     q->dead++;
     q->min_valid = 0;
     if (q->dead >= EVQ_SWEEP_MIN && q->dead > q->live)
         sweep(q);
     return 1;
-}
-
-evq_handle evq_reschedule(struct evq *q, evq_handle h, int64_t time_us)
-{
-    struct evq_slot *s = live_slot(q, h);
-    if (!s)
-        return 0;
-    SIM_ASSERT(time_us >= q->now_us);
-    uint32_t kind = s->kind, a = s->a;
-    uint64_t b = s->b;
-    int ok = evq_cancel(q, h);
-    SIM_ASSERT(ok);
-    return evq_push(q, time_us, kind, a, b);
 }
 
 /* Moves the lowest non-empty bucket, i, towards the front (needs mask !=
@@ -448,7 +418,7 @@ static void refill(struct evq *q)
             continue;
         }
         unsigned j = bucket_of(key, m); /* < i, so the shift below is defined */
-        bucket_append(q, &q->bk[j], key, v[k].slot, v[k].hint);
+        bucket_append(q, &q->bk[j], &v[k]);
         filled |= UINT64_C(1) << j;
     }
     q->mask |= filled >> 1;
@@ -492,19 +462,18 @@ int evq_pop(struct evq *q, struct evq_event *out)
     }
     for (;;) {
         while (q->head0 < b0->len) {
-            struct evq_entry e = b0->v[q->head0++];
-            struct evq_slot *s = &q->slots[e.slot];
-            if (s->link != SLOT_LIVE) {
-                drop_dead(q, e.slot);
+            const struct evq_entry *e = &b0->v[q->head0++];
+            if (!slot_live(q, e->slot)) {
+                drop_dead(q, e->slot);
                 continue;
             }
-            out->time_us = time_of(e.key);
-            out->seq = s->seq;
-            out->kind = s->kind;
-            out->a = s->a;
-            out->b = s->b;
-            s->gen++;
-            slot_release(q, e.slot);
+            out->time_us = time_of(e->key);
+            out->seq = e->seq;
+            out->kind = e->kind;
+            out->a = e->a;
+            out->b = e->b;
+            q->gen[e->slot]++; /* even: no longer pending */
+            slot_release(q, e->slot);
             q->live--;
             if (q->now_us != INT64_MIN) {
                 /* gap += (this gap - gap) / 16, in sixteenths of a
@@ -563,15 +532,10 @@ int evq_hints(const struct evq *q, struct evq_hint *h, int n)
     for (uint64_t m = q->mask; k < n && m; m &= m - 1)
         k += bucket_least(&q->bk[__builtin_ctzll(m) + 1], e + k, n - k < 2 ? n - k : 2);
     for (int i = 0; i < k; i++) {
-        sim_prefetch(&q->slots[e[i]->slot]);
-        h[i] = (struct evq_hint){e[i]->hint >> (32 - HINT_KIND_BITS), e[i]->hint & HINT_A_MASK, e[i]->slot};
+        sim_prefetch(&q->gen[e[i]->slot]); /* the pop's liveness check */
+        h[i] = (struct evq_hint){e[i]->kind, e[i]->a, e[i]->b};
     }
     return k;
-}
-
-uint64_t evq_hint_b(const struct evq *q, const struct evq_hint *h)
-{
-    return h->slot < q->nslots ? q->slots[h->slot].b : 0;
 }
 
 int64_t evq_peek_time(struct evq *q)
@@ -583,7 +547,7 @@ int64_t evq_peek_time(struct evq *q)
     struct evq_bucket *b0 = &q->bk[0];
     while (q->head0 < b0->len) {
         struct evq_entry e = b0->v[q->head0];
-        if (q->slots[e.slot].link == SLOT_LIVE)
+        if (slot_live(q, e.slot))
             return time_of(e.key);
         drop_dead(q, e.slot);
         q->head0++;
@@ -599,7 +563,7 @@ int64_t evq_peek_time(struct evq *q)
         int found = 0;
         for (size_t k = 0; k < bk->len; k++) {
             uint64_t key = bk->v[k].key;
-            if ((!found || key < best) && q->slots[bk->v[k].slot].link == SLOT_LIVE) {
+            if ((!found || key < best) && slot_live(q, bk->v[k].slot)) {
                 best = key;
                 found = 1;
             }
@@ -645,7 +609,8 @@ int evq_check(const struct evq *q)
             CHECK(((q->mask >> (i - 1)) & 1) == (bk->len > 0));
         if (bk->len > from && lowest == EVQ_NBUCKETS)
             lowest = i;
-        uint64_t prev_seq = 0, prev_key = 0;
+        uint32_t prev_seq = 0;
+        uint64_t prev_key = 0;
         for (size_t k = from; k < bk->len; k++) {
             const struct evq_entry *e = &bk->v[k];
             if (i == 0) { /* the front: (key, seq) order, keys from now to last */
@@ -659,13 +624,12 @@ int evq_check(const struct evq *q)
             CHECK(e->slot < q->nslots);
             CHECK(!seen[e->slot]);
             seen[e->slot] = 1;
-            const struct evq_slot *s = &q->slots[e->slot];
-            CHECK(s->link == SLOT_LIVE || s->link == SLOT_DEAD);
-            CHECK(s->seq < q->next_seq);
-            CHECK(k == from || s->seq > prev_seq || (i == 0 && e->key > prev_key));
-            prev_seq = s->seq;
+            int live = slot_live(q, e->slot);
+            CHECK((int32_t)(q->next_seq - e->seq) > 0); /* pushed before the next one */
+            CHECK(k == from || (int32_t)(e->seq - prev_seq) > 0 || (i == 0 && e->key > prev_key));
+            prev_seq = e->seq;
             prev_key = e->key;
-            if (s->link == SLOT_LIVE && (!have_live || e->key < live_min)) {
+            if (live && (!have_live || e->key < live_min)) {
                 live_min = e->key;
                 have_live = 1;
             }
@@ -673,23 +637,20 @@ int evq_check(const struct evq *q)
         }
     }
     for (size_t k = 0; k < q->nslots; k++) {
-        const struct evq_slot *s = &q->slots[k];
-        if (s->link == SLOT_LIVE) {
+        if (slot_live(q, (uint32_t)k)) {
             CHECK(seen[k]);
             nlive++;
-        } else if (s->link == SLOT_DEAD) {
-            CHECK(seen[k]);
+        } else if (seen[k]) {
             ndead++;
-        } else {
-            CHECK(!seen[k]);
         }
     }
-    for (uint32_t f = q->free_head; f != SLOT_NIL; f = q->slots[f].link) {
+    CHECK(q->nfree <= q->nslots);
+    for (size_t k = 0; k < q->nfree; k++) {
+        uint32_t f = q->freel[k];
         CHECK(f < q->nslots);
         CHECK(!seen[f]);
         seen[f] = 2;
         nfree++;
-        CHECK(nfree <= q->nslots);
     }
     CHECK(nlive == q->live);
     CHECK(ndead == q->dead);

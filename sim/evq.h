@@ -6,15 +6,16 @@
  * monotone: no push may be earlier than the last popped event (evq_now), and
  * a push that is earlier is a broken invariant that exits via SIM_ASSERT.
  *
- * Events are addressed by handles for cancel and reschedule.  A handle stays
- * valid while its event is pending; once the event is popped, cancelled or
- * rescheduled, the handle is stale for good (generation counters), and every
- * call given a stale handle is a harmless no-op that reports 0.
+ * Events are addressed by handles for cancel.  A handle stays valid while
+ * its event is pending; once the event is popped or cancelled, the handle is
+ * stale for good (generation counters), and a cancel given a stale handle is
+ * a harmless no-op that reports 0.  (To move an event: cancel it and push it
+ * again; it then goes behind everything already at its new time.)
  *
  * Costs, n = pending events: push O(1), or O(log k) plus a move of at most
  * k entries when it lands among the k queued in the sorted front (the next
- * few pops: EVQ_HINTS and those that land there); cancel and reschedule O(1)
- * amortised (they may trigger a sweep of tombstones); pop O(1) amortised
+ * few pops: EVQ_HINTS and those that land there); cancel O(1) amortised
+ * (it may trigger a sweep of tombstones); pop O(1) amortised
  * plus the moves of a radix heap, at most 64 per event over its life and in
  * practice roughly log2(delay / typical gap between pops); peek
  * O(1) when the earliest event is already known, otherwise one scan of the
@@ -36,7 +37,7 @@ typedef uint64_t evq_handle; /* 0 is never a valid handle */
 
 struct evq_event {
     int64_t time_us;
-    uint64_t seq;  /* insertion sequence number; unique, increasing */
+    uint32_t seq;  /* insertion sequence number, modulo 2^32 */
     uint32_t kind; /* kind, a, b: opaque payload for the engine */
     uint32_t a;
     uint64_t b;
@@ -57,12 +58,6 @@ evq_handle evq_push(struct evq *q, int64_t time_us, uint32_t kind, uint32_t a, u
  * was already popped, cancelled, rescheduled, or is not a handle of q. */
 int evq_cancel(struct evq *q, evq_handle h);
 
-/* Moves a pending event to time_us (>= evq_now(q), asserted): a cancel plus
- * a push of the same payload, so the event gets a new seq and goes behind
- * everything already at time_us.  Returns the new handle (h turns stale), or
- * 0 if h was not pending (then nothing changes). */
-evq_handle evq_reschedule(struct evq *q, evq_handle h, int64_t time_us);
-
 /* Removes the earliest pending event, copies it to *out and returns 1, and
  * evq_now(q) becomes its time; returns 0 (and leaves *out alone) if no
  * event is pending. */
@@ -79,20 +74,16 @@ int64_t evq_peek_time(struct evq *q);
  * far as the next 4 EVQ_HINTS average gaps between pops reach.  Past them
  * (before the first pop, or after a lull) it looks at 32 entries of each
  * band of times, lowest first, and takes the least two of each, so that a
- * hint costs O(1) and may be wrong.  Fills h[0..k) with
- * the low 4 bits of each one's kind and the low 28 bits of its a, read from
- * the queue's index, starts loading the rest of their payloads, and returns
- * k (fewer than n when fewer are pending; 0 when the queue is empty; at
- * least 1 otherwise).  An event named may have been cancelled. */
+ * hint costs O(1) and may be wrong.  Fills h[0..k) with each one's
+ * payload, read from the queue's index (which holds whole events), and
+ * returns k (fewer than n when fewer are pending; 0 when the queue is
+ * empty; at least 1 otherwise).  An event named may have been cancelled. */
 #define EVQ_HINTS 8
 struct evq_hint {
     uint32_t kind, a;
-    uint32_t slot;                 /* where its payload is (evq_hint_b) */
+    uint64_t b;
 };
 int evq_hints(const struct evq *q, struct evq_hint *h, int n);
-/* The b of a hinted event's payload, which evq_hints started loading; 0
- * for a payload slot out of range.  Reads only q's own payload pool. */
-uint64_t evq_hint_b(const struct evq *q, const struct evq_hint *h);
 
 /* How many entries the sorted front holds (cancelled ones included), the
  * part of the queue a push may have to move; for the tests of its bound. */

@@ -593,7 +593,7 @@ PREFETCH_FN prefetch_next(const struct sim *sim, const struct evq_hint *h)
 static inline uint32_t hint_wake(const struct sim *sim, const struct evq_hint *h)
 {
     if (h->kind == EV_TIMER && h->a < 64 && (sim->handler_tags >> h->a & 1))
-        return (uint32_t)evq_hint_b(sim->q, h);
+        return (uint32_t)h->b;
     if (h->kind == EV_ALARM && h->a < sim->nalarms) {
         const struct alarm *al = &sim->alarms[h->a];
         if (al->tag < 64 && (sim->handler_tags >> al->tag & 1))
@@ -874,6 +874,8 @@ void sim_run(const struct scenario *s, const struct policy_ops *ops, const struc
         struct evq_hint hint[EVQ_HINTS];
         int hinted = sim->prefetch ? evq_hints(sim->q, hint, EVQ_HINTS) : 0;
         if (hinted) {
+            for (int k = 0; k < hinted; k++)
+                hint[k].kind = EV_KIND(hint[k].kind); /* without the epoch */
             int deps = hinted > PF_DEPS ? PF_DEPS : hinted - 1;
             for (int k = hinted - 1; k >= deps; k--)
                 prefetch_next(sim, &hint[k]);

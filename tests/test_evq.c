@@ -2,7 +2,7 @@
  *
  * The model keeps pending events sorted by (time, seq) and numbers pushes the
  * way the queue must; long random runs of push, pop, peek, cancel (of live,
- * stale and forged handles) and reschedule, with many equal times and huge
+ * stale and forged handles) and moves (a cancel and a new push), with many equal times and huge
  * jumps, must agree with it on every result, and evq_check must hold after
  * every batch.  Directed tests cover the empty queue, FIFO ties, stale
  * handles, tombstone sweeps, the time-goes-back assertion, the prefetch
@@ -169,14 +169,15 @@ static void do_cancel_live(struct evq *q, struct model *m, struct rng *rng, cons
     model_retire(m, r.h);
 }
 
-static void do_reschedule(struct evq *q, struct model *m, int64_t t, struct rng *rng,
+static void do_move(struct evq *q, struct model *m, int64_t t, struct rng *rng,
                           const char *ctx)
 {
     if (m->n == 0)
         return;
     size_t i = (size_t)below(rng, m->n);
     struct mrec r = model_remove(m, i);
-    evq_handle nh = evq_reschedule(q, r.h, t);
+    EXPECT_I64(evq_cancel(q, r.h), 1, ctx);
+    evq_handle nh = evq_push(q, t, r.kind, r.a, r.b);
     assert_true(nh != 0);
     assert_true(nh != r.h);
     EXPECT_I64(evq_cancel(q, r.h), 0, ctx);
@@ -205,12 +206,7 @@ static void do_bad_handle(struct evq *q, struct model *m, struct rng *rng, const
         return;
     }
     size_t before = evq_size(q);
-    if (below(rng, 2)) {
-        EXPECT_I64(evq_cancel(q, h), 0, ctx);
-    } else {
-        int64_t t = m->now_us == INT64_MIN ? 0 : m->now_us;
-        EXPECT_U64(evq_reschedule(q, h, t), 0, ctx);
-    }
+    EXPECT_I64(evq_cancel(q, h), 0, ctx);
     EXPECT_U64(evq_size(q), before, ctx);
 }
 
@@ -264,7 +260,7 @@ static void run_episode(uint64_t seed, int64_t base, size_t ops)
         } else if ((r -= 1) < push_pct) {
             do_push(q, &m, pick_time(&m, base, &rng), &rng);
         } else if ((r -= push_pct) < 8) {
-            do_reschedule(q, &m, pick_time(&m, base, &rng), &rng, ctx);
+            do_move(q, &m, pick_time(&m, base, &rng), &rng, ctx);
         } else if ((r -= 8) < 6) {
             do_cancel_live(q, &m, &rng, ctx);
         } else if ((r -= 6) < 6) {
@@ -314,8 +310,7 @@ static void test_empty(void **state)
     assert_int_equal(evq_cancel(q, 0), 0);
     assert_int_equal(evq_cancel(q, 1), 0);
     assert_int_equal(evq_cancel(q, UINT64_MAX), 0);
-    assert_int_equal(evq_reschedule(q, 0, 5), 0);
-    assert_int_equal(evq_reschedule(q, UINT64_C(1) << 32 | 1, 5), 0);
+    assert_int_equal(evq_cancel(q, UINT64_C(1) << 32 | 1), 0);
     assert_true(evq_check(q));
 
     /* the very first push may be at INT64_MIN, and at INT64_MAX */
@@ -375,24 +370,23 @@ static void test_stale_handles(void **state)
     assert_int_equal(evq_pop(q, &ev), 1);
     assert_int_equal(ev.kind, 1);
     assert_int_equal(evq_cancel(q, a), 0); /* popped */
-    assert_int_equal(evq_reschedule(q, a, 30), 0);
     evq_handle c = evq_push(q, 15, 3, 33, 333); /* likely reuses a's slot */
     assert_true(c != a);
     assert_int_equal(evq_cancel(q, a), 0);
     assert_int_equal(evq_cancel(q, c), 1);
     assert_int_equal(evq_cancel(q, c), 0); /* cancelled */
-    evq_handle b2 = evq_reschedule(q, b, 12);
+    assert_int_equal(evq_cancel(q, b), 1); /* moved: cancelled and pushed again */
+    evq_handle b2 = evq_push(q, 12, 2, 22, 222);
     assert_true(b2 != 0 && b2 != b);
-    assert_int_equal(evq_cancel(q, b), 0); /* rescheduled away */
-    assert_int_equal(evq_reschedule(q, b, 50), 0);
+    assert_int_equal(evq_cancel(q, b), 0);
     assert_int_equal(evq_size(q), 1);
     assert_true(evq_check(q));
     assert_int_equal(evq_pop(q, &ev), 1);
-    EXPECT_I64(ev.time_us, 12, "rescheduled");
+    EXPECT_I64(ev.time_us, 12, "moved");
     assert_int_equal(ev.kind, 2);
     assert_int_equal(ev.a, 22);
     EXPECT_U64(ev.b, 222, "payload kept");
-    EXPECT_U64(ev.seq, 3, "a reschedule is a new push");
+    EXPECT_U64(ev.seq, 3, "a move is a new push");
     assert_int_equal(evq_cancel(q, b2), 0);
     assert_int_equal(evq_pop(q, &ev), 0);
     assert_true(evq_check(q));
@@ -574,14 +568,14 @@ static void test_stress(void **state)
 }
 
 /* Without cancels, hint d of a call names the event that the (d+1)-th pop
- * after it returns when nothing is pushed between (its kind's low 4 bits
- * and a's low 28), nearly always: they come from the queue's sorted front,
+ * after it returns when nothing is pushed between (its whole payload),
+ * nearly always: they come from the queue's sorted front,
  * past which it looks at a few entries of the lowest buckets only.  With none pending it says so; with
  * cancels it may name a cancelled event, but only while one is queued.
  * miss[d] and checked[d] count the hints d pops deep. */
 static int hint_is(const struct evq_hint *h, const struct evq_event *ev)
 {
-    return h->kind == (ev->kind & 0xfu) && h->a == (ev->a & 0x0fffffffu);
+    return h->kind == ev->kind && h->a == ev->a && h->b == ev->b;
 }
 
 static void hint_misses(uint64_t seed, int ties, size_t *checked, size_t *miss)
@@ -603,7 +597,7 @@ static void hint_misses(uint64_t seed, int ties, size_t *checked, size_t *miss)
             int64_t t = now + (ties && r < 3   ? 0
                                : ties && r < 6 ? (int64_t)below(&rng, 8)
                                                : (int64_t)below(&rng, UINT64_C(1) << 30));
-            evq_push(q, t, (uint32_t)rng_next(&rng), (uint32_t)rng_next(&rng), 0);
+            evq_push(q, t, (uint32_t)rng_next(&rng), (uint32_t)rng_next(&rng), rng_next(&rng));
             pending++;
             prev_n = 0;
             continue;
