@@ -12,8 +12,8 @@
  *
  * Each (shape, policy) runs in a child process of its own, so that its peak
  * RSS (from wait4) is its own and a run that exhausts memory or the
- * engine's limits only loses its own row.  REPS repetitions give a median
- * CPU and wall time.  Printed per row: events/s and records/s (per second of
+ * engine's limits only loses its own row.  REPS repetitions, the shapes
+ * alternated within each, give a median CPU and wall time.  Printed per row: events/s and records/s (per second of
  * the child's CPU time, user + system), peak RSS, and bytes per
  * live instance: of peak RSS, and of the engine's own count of its live
  * state (what the memory budget counts, sim/sim_mem.c).  Then, per policy,
@@ -58,6 +58,8 @@ struct row {
     int ok;
     double wall_s;                 /* median */
     double cpu_s;                  /* median of the child's user + system time */
+    int n;                         /* repetitions so far */
+    double wall[MAX_REPS], cpu[MAX_REPS];
     uint64_t events, records;
     uint64_t state_bytes;          /* the engine's count of its live state, at its peak */
     long maxrss_kib;               /* the largest over the repetitions */
@@ -144,57 +146,85 @@ static void child(const struct shape *sh, const struct policy_ops *ops, int fd)
     _exit(w > 0 ? 0 : 1);
 }
 
-static void measure(const struct shape *sh, const struct policy_ops *ops, int reps, struct row *row)
+/* One more repetition of a shape under a policy, into row (which a failed
+ * one marks !ok, with why). */
+static void measure_once(const struct shape *sh, const struct policy_ops *ops, struct row *row)
 {
-    double wall[MAX_REPS], cpu[MAX_REPS];
-    *row = (struct row){0};
-    for (int r = 0; r < reps; r++) {
-        int fds[2];
-        if (pipe(fds) != 0) {
-            snprintf(row->why, sizeof row->why, "pipe failed");
-            return;
-        }
-        fflush(stdout);
-        double t0 = now_s();
-        pid_t pid = fork();
-        if (pid == 0) {
-            close(fds[0]);
-            child(sh, ops, fds[1]);
-        }
-        close(fds[1]);
-        char buf[320] = "";
-        ssize_t got = read(fds[0], buf, sizeof buf - 1);
-        close(fds[0]);
-        int st = 0;
-        struct rusage ru;
-        wait4(pid, &st, 0, &ru);
-        wall[r] = now_s() - t0;
-        cpu[r] = (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec * 1e-6 + (double)ru.ru_stime.tv_sec +
-                 (double)ru.ru_stime.tv_usec * 1e-6;
-        if (ru.ru_maxrss > row->maxrss_kib)
-            row->maxrss_kib = ru.ru_maxrss;
-        uint64_t ev = 0, rec = 0, state = 0;
-        char status[200] = "";
-        if (got <= 0 || !WIFEXITED(st) || WEXITSTATUS(st) != 0 ||
-            sscanf(buf, "%" SCNu64 " %" SCNu64 " %" SCNu64 " %199[^\n]", &ev, &rec, &state, status) < 4) {
-            snprintf(row->why, sizeof row->why, "child died (%s)",
-                     WIFSIGNALED(st) ? strsignal(WTERMSIG(st)) : "out of memory or bad output");
-            return;
-        }
-        if (strcmp(status, "ok") != 0) {
-            snprintf(row->why, sizeof row->why, "%s", status);
-            return;
-        }
-        row->events = ev;
-        row->records = rec;
-        if (state > row->state_bytes)
-            row->state_bytes = state;
+    int fds[2];
+    if (pipe(fds) != 0) {
+        snprintf(row->why, sizeof row->why, "pipe failed");
+        row->ok = 0;
+        return;
     }
-    qsort(wall, (size_t)reps, sizeof wall[0], cmp_double);
-    row->wall_s = wall[reps / 2];
-    qsort(cpu, (size_t)reps, sizeof cpu[0], cmp_double);
-    row->cpu_s = cpu[reps / 2];
-    row->ok = 1;
+    fflush(stdout);
+    double t0 = now_s();
+    pid_t pid = fork();
+    if (pid == 0) {
+        close(fds[0]);
+        child(sh, ops, fds[1]);
+    }
+    close(fds[1]);
+    char buf[320] = "";
+    ssize_t got = read(fds[0], buf, sizeof buf - 1);
+    close(fds[0]);
+    int st = 0;
+    struct rusage ru;
+    wait4(pid, &st, 0, &ru);
+    double wall = now_s() - t0;
+    double cpu = (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec * 1e-6 + (double)ru.ru_stime.tv_sec +
+                 (double)ru.ru_stime.tv_usec * 1e-6;
+    if (ru.ru_maxrss > row->maxrss_kib)
+        row->maxrss_kib = ru.ru_maxrss;
+    uint64_t ev = 0, rec = 0, state = 0;
+    char status[200] = "";
+    if (got <= 0 || !WIFEXITED(st) || WEXITSTATUS(st) != 0 ||
+        sscanf(buf, "%" SCNu64 " %" SCNu64 " %" SCNu64 " %199[^\n]", &ev, &rec, &state, status) < 4) {
+        snprintf(row->why, sizeof row->why, "child died (%s)",
+                 WIFSIGNALED(st) ? strsignal(WTERMSIG(st)) : "out of memory or bad output");
+        row->ok = 0;
+        return;
+    }
+    if (strcmp(status, "ok") != 0) {
+        snprintf(row->why, sizeof row->why, "%s", status);
+        row->ok = 0;
+        return;
+    }
+    row->events = ev;
+    row->records = rec;
+    if (state > row->state_bytes)
+        row->state_bytes = state;
+    row->wall[row->n] = wall;
+    row->cpu[row->n] = cpu;
+    row->n++;
+}
+
+static double median(const double *v, int n)
+{
+    double s[MAX_REPS];
+    memcpy(s, v, (size_t)n * sizeof *v);
+    qsort(s, (size_t)n, sizeof s[0], cmp_double);
+    return n % 2 ? s[n / 2] : (s[n / 2 - 1] + s[n / 2]) / 2;
+}
+
+/* reps repetitions of every shape under one policy, the shapes alternated
+ * (shape 0, 1, 2, then 0 again...), so that a machine whose speed drifts
+ * from minute to minute moves the shapes of one repetition alike.  A shape
+ * that fails once is not run again. */
+static void measure(const struct shape *shapes, int nshapes, const struct policy_ops *ops, int reps,
+                    struct row *rows)
+{
+    for (int k = 0; k < nshapes; k++)
+        rows[k] = (struct row){.ok = 1};
+    for (int r = 0; r < reps; r++)
+        for (int k = 0; k < nshapes; k++)
+            if (rows[k].ok)
+                measure_once(&shapes[k], ops, &rows[k]);
+    for (int k = 0; k < nshapes; k++) {
+        if (!rows[k].ok)
+            continue;
+        rows[k].wall_s = median(rows[k].wall, rows[k].n);
+        rows[k].cpu_s = median(rows[k].cpu, rows[k].n);
+    }
 }
 
 static int parse_shapes(const char *spec, struct shape *out)
@@ -251,16 +281,23 @@ static void print_row(const struct policy_ops *ops, const struct shape *sh, cons
 
 /* The targets of issue 14, for one policy: shapes 0 and 1 are the equal-work
  * pair, shape 2 the large fleet.  The time ratio is of CPU time (user +
- * system), which a shared machine's load disturbs much less than wall time;
- * the wall-time ratio follows in parentheses. */
+ * system), which a shared machine's load disturbs much less than wall time:
+ * the median of each repetition's ratio (its two shapes ran one after the
+ * other), then the ratio of the medians and the wall-time ratio. */
 static void print_targets(const struct policy_ops *ops, const struct row *rows, int nshapes)
 {
     if (nshapes < 2)
         return;                    /* the targets need the equal-work pair */
     printf("fleet %-17s targets:", ops->name);
-    if (nshapes >= 2 && rows[0].ok && rows[1].ok)
-        printf(" time ratio %.2f (<= 1.5: %s; wall %.2f);", rows[1].cpu_s / rows[0].cpu_s,
-               rows[1].cpu_s <= 1.5 * rows[0].cpu_s ? "met" : "not met", rows[1].wall_s / rows[0].wall_s);
+    if (nshapes >= 2 && rows[0].ok && rows[1].ok) {
+        double pair[MAX_REPS];
+        int n = rows[0].n < rows[1].n ? rows[0].n : rows[1].n;
+        for (int r = 0; r < n; r++)
+            pair[r] = rows[1].cpu[r] / rows[0].cpu[r];
+        double ratio = median(pair, n);
+        printf(" time ratio %.2f (<= 1.5: %s; of the medians %.2f, wall %.2f);", ratio,
+               ratio <= 1.5 ? "met" : "not met", rows[1].cpu_s / rows[0].cpu_s, rows[1].wall_s / rows[0].wall_s);
+    }
     long rss = 0;
     for (int k = 0; k < nshapes && k < 2; k++)
         if (rows[k].maxrss_kib > rss)
@@ -290,11 +327,10 @@ int main(void)
         if (!wanted(pols, ops->name))
             continue;
         struct row rows[MAX_SHAPES];
-        for (int k = 0; k < nshapes; k++) {
-            measure(&shapes[k], ops, reps, &rows[k]);
+        measure(shapes, nshapes, ops, reps, rows);
+        for (int k = 0; k < nshapes; k++)
             print_row(ops, &shapes[k], &rows[k], k > 0 && rows[0].ok ? &rows[0] : NULL);
-            fflush(stdout);
-        }
+        fflush(stdout);
         print_targets(ops, rows, nshapes);
     }
     return 0;
