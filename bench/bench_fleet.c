@@ -13,8 +13,9 @@
  * Each (shape, policy) runs in a child process of its own, so that its peak
  * RSS (from wait4) is its own and a run that exhausts memory or the
  * engine's limits only loses its own row.  REPS repetitions, the shapes
- * alternated within each, give a median CPU and wall time.  Printed per row: events/s and records/s (per second of
- * the child's CPU time, user + system), peak RSS, and bytes per
+ * alternated within each, give a median CPU and wall time.  Printed per
+ * row: events/s and records/s (per second of the child's CPU time, user +
+ * system), peak RSS, and bytes per
  * live instance: of peak RSS, and of the engine's own count of its live
  * state (what the memory budget counts, sim/sim_mem.c).  Then, per policy,
  * the ratios against the targets of issue 14: the second shape's CPU time

@@ -21,8 +21,9 @@
  * O(1) when the earliest event is already known, otherwise one scan of the
  * smallest non-empty bucket (cached until the next pop or cancel).  Memory
  * O(n): cancelled events linger as tombstones until popped, but are swept
- * out whenever they outnumber the live ones.  Generations are 32 bits: a
- * stale handle could alias a pending event only after 2^32 reuses of one
+ * out whenever they outnumber the live ones.  Generations are 32 bits and
+ * go up twice a use (push, then pop or cancel): a
+ * stale handle could alias a pending event only after 2^31 reuses of one
  * slot.
  *
  * Ownership: the queue owns all its memory; evq_free releases it.  The queue
