@@ -538,6 +538,17 @@ int evq_hints(const struct evq *q, struct evq_hint *h, int n)
     return k;
 }
 
+int evq_hint_at(const struct evq *q, int k, struct evq_hint *h)
+{
+    const struct evq_bucket *b0 = &q->bk[0];
+    if (k < 0 || k >= EVQ_HINTS || b0->len - q->head0 <= (size_t)k)
+        return 0;
+    const struct evq_entry *e = &b0->v[q->head0 + (size_t)k];
+    sim_prefetch(&q->gen[e->slot]);
+    *h = (struct evq_hint){e->kind, e->a, e->b};
+    return 1;
+}
+
 int64_t evq_peek_time(struct evq *q)
 {
     if (q->live == 0) {

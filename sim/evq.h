@@ -85,6 +85,13 @@ struct evq_hint {
     uint64_t b;
 };
 int evq_hints(const struct evq *q, struct evq_hint *h, int n);
+/* The event the k-th pop from now most likely returns (k = 0 the next, k <
+ * EVQ_HINTS), as evq_hints names it, read from the sorted front alone, and a
+ * load of its generation started: 1 and *h filled, or 0 when the front
+ * holds fewer than k + 1 entries (evq_hints may then still name one from
+ * the buckets).  O(1): for a loop that asks for one event a stage, every
+ * pop. */
+int evq_hint_at(const struct evq *q, int k, struct evq_hint *h);
 
 /* How many entries the sorted front holds (cancelled ones included), the
  * part of the queue a push may have to move; for the tests of its bound. */

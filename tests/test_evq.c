@@ -136,6 +136,22 @@ static void do_pop(struct evq *q, struct model *m, const char *ctx)
     /* It may name cancelled events, and names one at least while one is pending. */
     int nh = evq_hints(q, hh, EVQ_HINTS);
     assert_true(nh >= (m->n ? 1 : 0) && nh <= EVQ_HINTS);
+    /* evq_hint_at names the same events, from the sorted front alone. */
+    size_t front = evq_front_len(q);
+    for (int k = 0; k < EVQ_HINTS; k++) {
+        struct evq_hint one = {0, 0, 0};
+        int at = evq_hint_at(q, k, &one);
+        assert_int_equal(at, front > (size_t)k);
+        if (at) {
+            assert_true(k < nh);
+            assert_int_equal(one.kind, hh[k].kind);
+            assert_int_equal(one.a, hh[k].a);
+            assert_int_equal(one.b, hh[k].b);
+        }
+    }
+    struct evq_hint none;
+    assert_int_equal(evq_hint_at(q, -1, &none), 0);
+    assert_int_equal(evq_hint_at(q, EVQ_HINTS, &none), 0);
     memset(&ev, 0xA5, sizeof ev);
     int got = evq_pop(q, &ev);
     if (m->n == 0) {
