@@ -517,6 +517,14 @@ static int bucket_least(const struct evq_bucket *bk, const struct evq_entry **ou
     return 2;
 }
 
+/* A hint of entry e: its payload, and a load of what its pop's liveness
+ * check reads. */
+static inline void name_entry(const struct evq *q, const struct evq_entry *e, struct evq_hint *h)
+{
+    sim_prefetch(&q->gen[e->slot]);
+    *h = (struct evq_hint){e->kind, e->a, e->b};
+}
+
 int evq_hints(const struct evq *q, struct evq_hint *h, int n)
 {
     const struct evq_entry *e[EVQ_HINTS];
@@ -531,10 +539,8 @@ int evq_hints(const struct evq *q, struct evq_hint *h, int n)
         e[k++] = &b0->v[i];
     for (uint64_t m = q->mask; k < n && m; m &= m - 1)
         k += bucket_least(&q->bk[__builtin_ctzll(m) + 1], e + k, n - k < 2 ? n - k : 2);
-    for (int i = 0; i < k; i++) {
-        sim_prefetch(&q->gen[e[i]->slot]); /* the pop's liveness check */
-        h[i] = (struct evq_hint){e[i]->kind, e[i]->a, e[i]->b};
-    }
+    for (int i = 0; i < k; i++)
+        name_entry(q, e[i], &h[i]);
     return k;
 }
 
@@ -543,9 +549,7 @@ int evq_hint_at(const struct evq *q, int k, struct evq_hint *h)
     const struct evq_bucket *b0 = &q->bk[0];
     if (k < 0 || k >= EVQ_HINTS || b0->len - q->head0 <= (size_t)k)
         return 0;
-    const struct evq_entry *e = &b0->v[q->head0 + (size_t)k];
-    sim_prefetch(&q->gen[e->slot]);
-    *h = (struct evq_hint){e->kind, e->a, e->b};
+    name_entry(q, &b0->v[q->head0 + (size_t)k], h);
     return 1;
 }
 
