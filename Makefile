@@ -3,7 +3,8 @@
 # AddressSanitizer + UndefinedBehaviorSanitizer;
 # `make bench` runs the benchmarks; `make demo` is the main job.
 #
-# Two build flavours share the sources: MODE=rel (-O2, the default) builds
+# Two build flavours share the sources: MODE=rel (-O2 and link-time
+# optimisation, the default) builds
 # into build/rel, MODE=san (ASan+UBSan) into build/san.  Every module in
 # sim/, policies/ and reports/ except sim/main.c goes into one static library
 # that the binary, the tests and the benchmarks link.
@@ -20,9 +21,18 @@ BASE    := -std=c11 -D_DEFAULT_SOURCE -g $(WARN) -I. $(SQL_CFLAGS)
 ifeq ($(MODE),san)
   OPT   := -O1 -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
   B     := build/san
+  LTO   :=
 else
   OPT   := -O2
   B     := build/rel
+  # Link-time optimisation for the binary and the benchmarks: calls across
+  # files (into the event queue, the checker, the job tables) can be
+  # inlined; bench_fleet's shapes take 2 to 8 % less CPU time.  Its link is
+  # given the warning flags, so that what the whole-program pass finds
+  # fails the build too.  The objects keep their ordinary code as well
+  # (fat), which the tests link without a link-time pass.  `make LTO=`
+  # builds without it (a compiler that lacks it).
+  LTO   ?= -flto=auto -ffat-lto-objects
 endif
 CFLAGS_ALL  = $(BASE) $(OPT) $(CFLAGS)
 LDFLAGS_ALL = $(OPT) $(LDFLAGS)
@@ -68,7 +78,7 @@ $(B)/simrun.bash: $(B)/simrun
 # -rdynamic: policy plugins (sim/plugin.h) call the engine's functions,
 # which the binary therefore exports.
 $(B)/simrun: $(B)/sim/main.o $(B)/libsim.a
-	$(CC) $(LDFLAGS_ALL) -rdynamic -o $@ $^ $(LIBS)
+	$(CC) $(LDFLAGS_ALL) $(if $(LTO),$(WARN)) $(LTO) -rdynamic -o $@ $^ $(LIBS)
 
 $(B)/libsim.a: $(LIB_OBJ)
 	@rm -f $@
@@ -76,7 +86,7 @@ $(B)/libsim.a: $(LIB_OBJ)
 
 $(B)/%.o: %.c
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS_ALL) -MMD -MP -c -o $@ $<
+	$(CC) $(CFLAGS_ALL) $(LTO) -MMD -MP -c -o $@ $<
 
 $(B)/tests/%: tests/%.c $(B)/libsim.a
 	@mkdir -p $(dir $@)
@@ -84,7 +94,7 @@ $(B)/tests/%: tests/%.c $(B)/libsim.a
 
 $(B)/bench/%: bench/%.c $(B)/libsim.a
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS_ALL) -o $@ $< $(B)/libsim.a $(LIBS)
+	$(CC) $(CFLAGS_ALL) $(LTO) -o $@ $< $(B)/libsim.a $(LIBS)
 
 $(B)/tests/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/replay.c tests/fuzz/fuzz.h $(B)/libsim.a
 	@mkdir -p $(dir $@)

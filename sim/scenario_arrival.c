@@ -81,8 +81,8 @@ static int load_trace(struct parser *p, int line, const struct tok *t, struct ar
                             : snprintf(full, sizeof full, "%s/%s", p->dir, t->s);
     if (w < 0 || (size_t)w >= sizeof full)
         return perr(p, line, t->col, "trace file path '%s' is too long", q(p, t->s));
-    char *buf;
-    size_t len;
+    char *buf = NULL;
+    size_t len = 0;
     if (scn__read_file(full, SCN_MAX_TRACE_BYTES, &buf, &len, err, sizeof err) != 0)
         return perr(p, line, t->col, "cannot read trace file '%s': %s", q(p, t->s), err);
     s->hash = sim_fnv(s->hash, buf, len);

@@ -779,7 +779,7 @@ int cal_zone_get(const char *name, const struct cal_zone **out, char *err, size_
     if (tz_ncache == CAL_ZONE_CACHE_MAX)
         return errf(err, errlen, "too many time zones (limit %d) when loading '%s'", CAL_ZONE_CACHE_MAX,
                     name);
-    struct cal_zone *z;
+    struct cal_zone *z = NULL;
     if (zone_load(name, &z, err, errlen))
         return -1;
     tz_cache[tz_ncache++] = z;
