@@ -27,7 +27,7 @@ else
   B     := build/rel
   # Link-time optimisation for the binary and the benchmarks: calls across
   # files (into the event queue, the checker, the job tables) can be
-  # inlined; bench_fleet's shapes take 2 to 8 % less CPU time.  Its link is
+  # inlined; bench_fleet's shapes take up to 8 % less CPU time.  Its link is
   # given the warning flags, so that what the whole-program pass finds
   # fails the build too.  The objects keep their ordinary code as well
   # (fat), which the tests link without a link-time pass.  `make LTO=`
