@@ -4,10 +4,10 @@
 # `make bench` runs the benchmarks; `make demo` is the main job.
 #
 # Two build flavours share the sources: MODE=rel (-O2 and link-time
-# optimisation, the default) builds
-# into build/rel, MODE=san (ASan+UBSan) into build/san.  Every module in
-# sim/, policies/ and reports/ except sim/main.c goes into one static library
-# that the binary, the tests and the benchmarks link.
+# optimisation, the default) builds into build/rel, MODE=san (ASan+UBSan)
+# into build/san.  Every module in sim/, policies/ and reports/ except
+# sim/main.c goes into one static library that the binary, the tests and
+# the benchmarks link.
 
 CC      ?= cc
 MODE    ?= rel
@@ -27,9 +27,9 @@ else
   B     := build/rel
   # Link-time optimisation for the binary and the benchmarks: calls across
   # files (into the event queue, the checker, the job tables) can be
-  # inlined; bench_fleet's shapes take up to 8 % less CPU time.  Its link is
-  # given the warning flags, so that what the whole-program pass finds
-  # fails the build too.  The objects keep their ordinary code as well
+  # inlined; bench_fleet's shapes take up to 8 % less CPU time.  The
+  # binary's link is given the warning flags, so that what the
+  # whole-program pass finds fails the build too.  The objects keep their ordinary code as well
   # (fat), which the tests link without a link-time pass (-fno-lto: the
   # linker would otherwise run one for each test, and building the tests
   # took 202 s rather than 42).  `make LTO=` builds without it (a compiler
@@ -81,7 +81,7 @@ $(B)/simrun.bash: $(B)/simrun
 # -rdynamic: policy plugins (sim/plugin.h) call the engine's functions,
 # which the binary therefore exports.
 $(B)/simrun: $(B)/sim/main.o $(B)/libsim.a
-	$(CC) $(LDFLAGS_ALL) $(if $(LTO),$(WARN)) $(LTO) -rdynamic -o $@ $^ $(LIBS)
+	$(CC) $(LDFLAGS_ALL) $(WARN) $(LTO) -rdynamic -o $@ $^ $(LIBS)
 
 $(B)/libsim.a: $(LIB_OBJ)
 	@rm -f $@
