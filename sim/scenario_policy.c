@@ -114,7 +114,13 @@ int scn__parse_set(struct parser *p, const struct line *L)
         if (scn__check_name(p, L->no, t->col, pol, "policy"))
             return -1;
         struct param_kv kv = {0};
-        int rc = split_kv(p, L->no, t, (size_t)(dot - t->s) + 1, &kv);
+        if (split_kv(p, L->no, t, (size_t)(dot - t->s) + 1, &kv) != 0) {
+            /* Not kept: a later setting of the policy compares its key
+             * with those kept (a setting without '=' has none). */
+            free(kv.key);
+            free(kv.value);
+            return -1;
+        }
         /* The group of this policy's settings, in first-use order. */
         uint16_t g;
         for (g = 0; g < s->nsets; g++)
@@ -129,8 +135,6 @@ int scn__parse_set(struct parser *p, const struct line *L)
         struct param_set_def *ps = &s->sets[g];
         ps->kv = xrealloc(ps->kv, ((size_t)ps->nkv + 1) * sizeof *ps->kv);
         ps->kv[ps->nkv++] = kv;
-        if (rc)
-            return -1;
         for (uint16_t k = 0; k + 1 < ps->nkv; k++)
             if (!strcmp(ps->kv[k].key, kv.key))
                 return perr(p, L->no, kv.col, "'%s.%s' is set twice (first at line %d)", q(p, pol), q(p, kv.key),
