@@ -146,6 +146,12 @@ static void tl_free(struct timeline *t)
     *t = (struct timeline){0};
 }
 
+/* The engine's sink of trace records, when the run is simulated again. */
+static void feed_rec(void *ctx, const struct trace_rec *r)
+{
+    tl_feed(ctx, r);
+}
+
 /* The trace of the group's run with this seed: from the database when it
  * was stored, else by simulating it again.  Returns 0, or -1 with note (the
  * page says why there is no timeline).  warn gets a remark to show with the
@@ -197,11 +203,9 @@ static int tl_load(struct rpt *R, const struct section *S, const struct rdb_grou
         }
     }
     free(pbuf);
-    struct sim_opts so = {.seed = run->seed, .keep_trace = 1, .label = g->policy};
+    struct sim_opts so = {.seed = run->seed, .trace_rec = feed_rec, .trace_ctx = t, .label = g->policy};
     struct sim_result res;
     sim_run(S->scn, ops, &ps, &so, &res);
-    for (size_t i = 0; i < res.ntrace; i++)
-        tl_feed(t, &res.trace[i]);
     tl_finish(t, res.end_us);
     char fp[17];
     snprintf(fp, sizeof fp, "%016" PRIx64, res.fingerprint);

@@ -112,7 +112,7 @@ static const struct cli_option run_options[] = {
              "with --db: skip the runs the database already has (after\n"
              "an interruption: nothing is lost or run twice)"),
     CLI_STRING(0, "db", "FILE", struct cli_opts, db, "write results to this SQLite database (one transaction per run)"),
-    CLI_FLAG(0, "store-trace", struct cli_opts, store_trace, "with --db: also store the event trace of each run"),
+    CLI_FLAG(0, "store-trace", struct cli_opts, store_trace, "with --db: also store the event trace of each run (it streams through $TMPDIR, not memory)"),
     CLI_STRING(0, "trace", "FILE", struct cli_opts, trace,
                "write every fact (publish, drop, run start/phase/end, crash,\n"
                "restart, timer, wake-ups, ...), one line each ('-' for\n"
@@ -474,8 +474,9 @@ static int store_job(struct run_ctx *rx, size_t full, int k, int c, uint64_t see
     struct store_run sr = {.scn = rx->scn[k], .policy = col->t.label, .base_policy = col->t.ops->name,
                            .params = col->t.params_text, .seed = seed, .version = SIMRUN_VERSION, .res = &out->res,
                            .wall_us = out->wall_us, .expects = eo, .nexpects = neo,
-                           .with_trace = rx->o->store_trace, .plan = rx->pl->hash, .job = (int64_t)full,
+                           .trace = out->trace, .plan = rx->pl->hash, .job = (int64_t)full,
                            .sweep = col->point};
+    out->trace = NULL; /* the writer's now */
     char err[512];
     if (store_writer_put(rx->writer, &sr, &out->res, err, sizeof err) != 0) {
         if (rx->progress)
@@ -773,12 +774,16 @@ static int run_sweep(const struct cli_opts *o, struct scenario **scn, const stru
     if (rx->json)
         printf("[");
     struct sweep_opts so = {.workers = cli_jobs(o), .max_events = o->max_events,
-                            .max_memory = cli_max_memory(o), .keep_trace = rx->st && o->store_trace,
+                            .max_memory = cli_max_memory(o), .spool_trace = rx->st && o->store_trace,
                             .trace = trace, .stop = &run_stop};
     char err[512] = "";
     catch_stop_signals();
     int rc = sweep_run(rx->njobs, &so, run_job_at, run_sink, rx, err, sizeof err);
-    if (rc < 0) {
+    if (rc == SWEEP_EWRITE) {
+        if (rx->progress)
+            fprintf(stderr, "\r\033[K");
+        rc = cli_write_error(err);
+    } else if (rc < 0) {
         fprintf(stderr, "%s: error: %s\n", cli_prog, err);
         rc = 3;
     }

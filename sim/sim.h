@@ -87,7 +87,16 @@ struct sim_probe {
 struct sim_opts {
     uint64_t seed;                 /* the scenario's seed unless overridden */
     FILE *trace;                   /* NULL: no text trace */
-    int keep_trace;                /* 1: collect the trace's records (sim/trace.h) in the result */
+    /* Each record of the trace (sim/trace.h) as it is written, in order;
+     * NULL: none.  The engine keeps none of them: a caller that wants the
+     * records stores or spools them as they come, so that the trace costs
+     * no memory that grows with the horizon. */
+    void (*trace_rec)(void *ctx, const struct trace_rec *r);
+    void *trace_ctx;
+    /* 1: also collect the records in the result (res.trace), for a caller
+     * that reads a short run's trace whole (the tests); what they take
+     * counts in the memory budget. */
+    int keep_trace;
     uint64_t max_events;           /* 0: SIM_MAX_EVENTS_DEFAULT */
     uint64_t max_runs;             /* 0: SIM_MAX_RUNS_DEFAULT */
     uint64_t max_items;            /* 0: SIM_MAX_ITEMS_DEFAULT */

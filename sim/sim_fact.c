@@ -2,16 +2,15 @@
  *
  * Cost: with no trace wanted, a fact is its checker call and a fold of
  * four words; `tracing` is tested once per fact.  With a trace, each fact
- * also fills one record, formats it (--trace) and/or appends it (kept
- * traces grow by doubling, up to TRACE_KEEP_MAX records). */
+ * also fills one record, formats it (--trace) and/or hands it to the
+ * caller's sink (sim_opts.trace_rec), which stores or spools it, and/or
+ * appends it to the result (keep_trace: a short run's trace read whole,
+ * whose growth the memory budget counts). */
 #include "sim/sim_int.h"
 
 #include <string.h>
 
 #include "sim/util.h"
-
-/* A simulation keeps at most this many records (docs/results.md). */
-#define TRACE_KEEP_MAX ((size_t)10000000)
 
 /* The second fold word of a run start. */
 #define FOLD_RUN_START_WORK 11
@@ -28,8 +27,8 @@ static void rec_start(const struct facts *f, struct trace_rec *r, enum fact_kind
     trace_rec_init(r, k, *f->now, (int32_t)handler, run);
 }
 
-/* Writes a filled record: one line of text, and/or one kept record, and
- * shows it to the watcher. */
+/* Writes a filled record: one line of text, the record to the caller's
+ * sink, and/or one kept record, and shows it to the watcher. */
 static void emit(struct facts *f, const struct trace_rec *r)
 {
     if (f->watch)
@@ -40,10 +39,10 @@ static void emit(struct facts *f, const struct trace_rec *r)
         fputs(line, f->out);
         fputc('\n', f->out);
     }
+    if (f->rec)
+        f->rec(f->rec_ctx, r);
     if (f->keep) {
         struct sim_result *res = f->res;
-        if (res->ntrace >= TRACE_KEEP_MAX)
-            return;
         /* The capacity is 64, then doubles: it is full exactly when ntrace
          * is 64 or a larger power of two. */
         if (res->ntrace == 0 || (res->ntrace >= 64 && (res->ntrace & (res->ntrace - 1)) == 0)) {
@@ -60,8 +59,9 @@ void facts_open(struct facts *f, const struct world *w, enum promise promise, co
                 const struct sim_opts *o, struct sim_result *res)
 {
     *f = (struct facts){.ck = checker_new(w, promise), .fp = SIM_FNV_INIT, .now = now, .w = w, .out = o->trace,
-                        .label = o->label, .res = res, .keep = o->keep_trace};
-    f->tracing = f->out != NULL || f->keep;
+                        .label = o->label, .rec = o->trace_rec, .rec_ctx = o->trace_ctx, .res = res,
+                        .keep = o->keep_trace};
+    f->tracing = f->out != NULL || f->rec != NULL || f->keep;
 }
 
 void facts_close(struct facts *f, int64_t end_us, struct sim_result *res)

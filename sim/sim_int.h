@@ -109,15 +109,18 @@ struct facts {
     const struct world *w;
     FILE *out;                     /* the text trace, NULL none */
     const char *label;
-    struct sim_result *res;        /* keep: records go to res->trace */
+    void (*rec)(void *ctx, const struct trace_rec *r); /* the caller's (sim_opts.trace_rec), NULL none */
+    void *rec_ctx;
+    struct sim_result *res;        /* keep: records also go to res->trace */
     int keep;
     void (*watch)(void *ctx, const struct trace_rec *r); /* NULL: none */
     void *watch_ctx;
-    int tracing;                   /* out || keep || watch */
+    int tracing;                   /* out || rec || keep || watch */
 };
 
 /* Starts the layer of one simulation: a new checker for world w, the
- * fingerprint's initial value, the trace as o asks (records into res). */
+ * fingerprint's initial value, the trace as o asks (kept records into
+ * res). */
 void facts_open(struct facts *f, const struct world *w, enum promise promise, const int64_t *now,
                 const struct sim_opts *o, struct sim_result *res);
 /* Ends it at end_us: res gets the fingerprint and the checker's metrics;
@@ -616,7 +619,7 @@ void sim__sched_change(struct sim *sim, uint32_t a, uint64_t b);
 void sim__trigger(struct sim *sim, const struct trigger_def *t);
 
 /* sim_mem.c.  The memory budget: what the engine, the checker, the event
- * queue, the policy's durable blocks and a kept trace hold, counted from
+ * queue, the policy's durable blocks and a kept trace (keep_trace) hold, counted from
  * their capacities (deterministic: the same run stops at the same event on
  * every machine).  Item origins, for naming the line that drives a stop:
  * publish line p is origin p, source k is npubs + k, the emits of handler

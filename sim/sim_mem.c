@@ -2,7 +2,8 @@
  *
  * A simulation's memory follows its live state: per-instance state, live
  * items and runs, pending events, the policy's durable blocks, the
- * checker's live state, and a kept trace if one was asked for.  The budget
+ * checker's live state, and a kept trace if one was asked for (keep_trace;
+ * --trace and --store-trace stream theirs, sim/sweep.c).  The budget
  * counts exactly these, from their capacities in bytes, so the count is a
  * function of the run alone: the same run reaches the budget at the same
  * event on every machine and with -j 1 or -j N.  (It leaves out what a
@@ -186,7 +187,7 @@ static int mem_culprit(const struct sim *sim, char *what, size_t n)
     uint64_t runs = sim->live_runs * (sizeof(struct run_rec) + MEM_MAP_ENTRY);
     uint64_t trace = sim->fx.keep ? trace_cap(sim->res->ntrace) * sizeof(struct trace_rec) : 0;
     if (trace > items && trace > runs) {
-        snprintf(what, n, "%zu kept trace records (--store-trace)", sim->res->ntrace);
+        snprintf(what, n, "%zu kept trace records", sim->res->ntrace);
         return 0;
     }
     if (items >= runs && sim->live_items) {

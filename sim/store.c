@@ -963,24 +963,41 @@ static void bind_trace_fields(struct store *st, sqlite3_stmt *s, const struct tr
         bind_null(st, s, ":note");
 }
 
-static int write_trace(struct store *st, const struct sim_result *res, int64_t run_id, char *err, size_t n)
+/* One record as row seq of run_id. */
+static int write_trace_rec(struct store *st, sqlite3_stmt *s, int64_t run_id, uint64_t seq,
+                           const struct trace_rec *tr, char *err, size_t n)
+{
+    bind_i64(st, s, ":run_id", run_id);
+    bind_u64(st, s, ":seq", seq);
+    bind_i64(st, s, ":t_us", tr->t_us);
+    bind_text(st, s, ":kind", fact_kind_name((enum fact_kind)tr->kind));
+    if (tr->handler < 0)
+        bind_null(st, s, ":handler");
+    else
+        bind_i64(st, s, ":handler", tr->handler);
+    bind_trace_fields(st, s, tr);
+    return step(st, S_TRACE, err, n);
+}
+
+/* The records of f, read a batch at a time (a trace may be larger than
+ * memory), as rows seq 0, 1, ... of run_id. */
+static int write_trace(struct store *st, FILE *f, int64_t run_id, char *err, size_t n)
 {
     sqlite3_stmt *s = st->stmt[S_TRACE];
-    for (size_t i = 0; i < res->ntrace; i++) {
-        const struct trace_rec *tr = &res->trace[i];
-        bind_i64(st, s, ":run_id", run_id);
-        bind_u64(st, s, ":seq", i);
-        bind_i64(st, s, ":t_us", tr->t_us);
-        bind_text(st, s, ":kind", fact_kind_name((enum fact_kind)tr->kind));
-        if (tr->handler < 0)
-            bind_null(st, s, ":handler");
-        else
-            bind_i64(st, s, ":handler", tr->handler);
-        bind_trace_fields(st, s, tr);
-        if (step(st, S_TRACE, err, n) != 0)
-            return -1;
+    enum { BATCH = 512 };
+    struct trace_rec *batch = xmalloc(BATCH * sizeof *batch);
+    uint64_t seq = 0;
+    int ret = 0;
+    size_t got;
+    while (!ret && (got = fread(batch, sizeof *batch, BATCH, f)) > 0)
+        for (size_t i = 0; i < got && !ret; i++)
+            ret = write_trace_rec(st, s, run_id, seq++, &batch[i], err, n);
+    if (!ret && ferror(f)) {
+        snprintf(err, n, "cannot read the spooled trace back: %s", strerror(errno ? errno : EIO));
+        ret = -1;
     }
-    return 0;
+    free(batch);
+    return ret;
 }
 
 /* Everything between BEGIN and COMMIT. */
@@ -1020,7 +1037,7 @@ static int write_rows(struct store *st, const struct store_run *r, int64_t *run_
             goto out;
     if (write_crashes(st, ck, id, err, n) != 0 || write_expects(st, r, id, tnames, err, n) != 0)
         goto out;
-    if (r->with_trace && write_trace(st, r->res, id, err, n) != 0)
+    if (r->trace && write_trace(st, r->trace, id, err, n) != 0)
         goto out;
     if (r->crash_point && write_crash_point(st, r->crash_point, id, err, n) != 0)
         goto out;

@@ -59,7 +59,10 @@ struct store_run {
     int64_t wall_us;               /* measured wall time: goes to run_timings only */
     const struct expect_outcome *expects;
     uint32_t nexpects;
-    int with_trace;                /* 1: write res->trace into the trace table */
+    /* The run's trace records to write into the trace table (struct
+     * trace_rec, in order, read from where the file stands to its end, as
+     * sweep_out.trace spools them); NULL: none. */
+    FILE *trace;
     const struct store_crash_point *crash_point; /* NULL: an ordinary run */
     /* Where the run stands in its sweep (a run_plan row); plan NULL: none. */
     const char *plan;              /* the sweep's identity: a hash of its whole job list, hex */
@@ -96,8 +99,9 @@ struct store_writer;
  * store_writer_put blocks). */
 struct store_writer *store_writer_start(struct store *st, int depth);
 /* Hands one run over.  *r is copied; the result (*res, which r->res must
- * point to) and the expect outcomes (r->expects, malloc'd) are taken over:
- * *res is left zeroed, and the writer frees both once written.  r->scn and
+ * point to), the expect outcomes (r->expects, malloc'd) and the trace
+ * (r->trace) are taken over: *res is left zeroed, and the writer frees
+ * them (closes the trace) once written.  r->scn and
  * the strings are borrowed until store_writer_finish.  0, or -1 with err
  * when an earlier write failed (that run and every later one are dropped:
  * the database keeps the runs before it, each whole). */

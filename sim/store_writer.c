@@ -43,6 +43,8 @@ static void entry_free(struct entry *e)
 {
     sim_result_free(&e->res);
     free((void *)e->r.expects);
+    if (e->r.trace)
+        fclose(e->r.trace);
     memset(e, 0, sizeof *e);
 }
 
@@ -109,6 +111,8 @@ int store_writer_put(struct store_writer *w, const struct store_run *r, struct s
         pthread_mutex_unlock(&w->mu);
         sim_result_free(res);
         free((void *)r->expects);
+        if (r->trace)
+            fclose(r->trace);
         return -1;
     }
     struct entry *e = &w->queue[(w->head + w->count) % w->depth];

@@ -10,8 +10,17 @@
  *       for total, then each template, latency then lateness:
  *         u8 has_buckets; if 1: u32 nonzero, then nonzero x (u32 index, u64 count)
  *       ncrashes x struct crash_rec
- *       ntrace x struct trace_rec
- *       u64 text length, then the text trace
+ *       i32 spool error: 0, or the errno that writing the job's traces to
+ *           the spool met
+ *
+ * Traces do not travel through the pipe: a worker writes a job's text
+ * trace and its trace records to files of the spool, a directory of its
+ * own under $TMPDIR (or /tmp), and the parent copies the text to the trace
+ * file and hands the records to the sink when it delivers the job, then
+ * deletes them.  So a trace, which grows with the horizon, never sits in
+ * the memory of either process; the spool holds the traces of at most the
+ * window's jobs.  A serial sweep writes the text trace to its file as it
+ * goes and spools the records to an unlinked temporary file.
  *
  * Copying whole structs and fixing only their pointers means a scalar field
  * added to sim_result, checker_result or metrics travels without a change
@@ -24,8 +33,10 @@
  * overflows. */
 #include "sim/sweep.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -48,9 +59,114 @@ static int64_t wall_now_us(void)
     return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
 }
 
-static void run_one(const struct sweep_job *j, const struct sweep_opts *o, FILE *trace, struct sweep_out *out)
+/* --- the spool ------------------------------------------------------------------------ */
+
+/* Where spools go: $TMPDIR, else /tmp. */
+static const char *spool_base(void)
 {
-    struct sim_opts so = {.seed = j->seed, .trace = trace, .keep_trace = o->keep_trace,
+    const char *t = getenv("TMPDIR");
+    return t && *t ? t : "/tmp";
+}
+
+/* A new spool directory in dir (PATH_MAX bytes).  0, or -1 with err. */
+static int spool_dir_make(char *dir, char *err, size_t n)
+{
+    int w = snprintf(dir, PATH_MAX, "%s/simrun-spool-XXXXXX", spool_base());
+    if (w < 0 || w >= PATH_MAX - 32 || !mkdtemp(dir)) {
+        snprintf(err, n, "cannot make a spool for the traces in '%s': %s", spool_base(),
+                 w >= PATH_MAX - 32 ? strerror(ENAMETOOLONG) : strerror(errno));
+        dir[0] = 0;
+        return -1;
+    }
+    return 0;
+}
+
+/* Removes the spool directory and whatever it still holds (the traces of
+ * jobs that were not delivered). */
+static void spool_dir_remove(const char *dir)
+{
+    DIR *d = opendir(dir);
+    if (d) {
+        struct dirent *e;
+        char path[PATH_MAX];
+        while ((e = readdir(d)))
+            if (e->d_name[0] != '.' && snprintf(path, sizeof path, "%s/%s", dir, e->d_name) < (int)sizeof path)
+                unlink(path);
+        closedir(d);
+    }
+    rmdir(dir);
+}
+
+/* The spool file of job's text trace ("txt") or records ("rec"). */
+static void spool_path(char *path, const char *dir, uint64_t job, const char *what)
+{
+    if (snprintf(path, PATH_MAX, "%s/%" PRIu64 ".%s", dir, job, what) >= PATH_MAX)
+        path[0] = 0; /* not reached: the directory's name is short (spool_dir_make) */
+}
+
+/* A temporary file that no name reaches (it goes when it is closed), for
+ * writing and then reading back.  NULL with errno. */
+static FILE *spool_anon(void)
+{
+    char path[PATH_MAX];
+    if (snprintf(path, sizeof path, "%s/simrun-spool-XXXXXX", spool_base()) >= (int)sizeof path) {
+        errno = ENAMETOOLONG;
+        return NULL;
+    }
+    int fd = mkstemp(path);
+    if (fd < 0)
+        return NULL;
+    unlink(path);
+    FILE *f = fdopen(fd, "w+");
+    if (!f) {
+        int e = errno;
+        close(fd);
+        errno = e;
+    }
+    return f;
+}
+
+/* The engine's sink of trace records: each appended to the spool file. */
+static void spool_rec(void *ctx, const struct trace_rec *r)
+{
+    fwrite(r, sizeof *r, 1, (FILE *)ctx);
+}
+
+/* Ends the writing of a spool file: 0, or the errno of the first failure. */
+static int spool_end(FILE *f, int close_it)
+{
+    int bad = fflush(f) != 0 || ferror(f);
+    int e = bad ? (errno ? errno : EIO) : 0;
+    if (close_it && fclose(f) != 0 && !e)
+        e = errno ? errno : EIO;
+    return e;
+}
+
+/* Copies the text trace at path to out and deletes it.  0, or an errno. */
+static int spool_copy_text(const char *path, FILE *out)
+{
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return errno;
+    unlink(path);
+    char buf[1 << 16];
+    size_t got;
+    while ((got = fread(buf, 1, sizeof buf, f)) > 0)
+        if (fwrite(buf, 1, got, out) != got)
+            break;
+    int e = ferror(f) ? EIO : 0;
+    fclose(f);
+    return e; /* an error writing out is the caller's to find (ferror) */
+}
+
+/* --- one job ---------------------------------------------------------------------------- */
+
+/* Runs job j with its text trace to trace and its records to recs (NULL:
+ * none). */
+static void run_one(const struct sweep_job *j, const struct sweep_opts *o, FILE *trace, FILE *recs,
+                    struct sweep_out *out)
+{
+    struct sim_opts so = {.seed = j->seed, .trace = trace, .trace_rec = recs ? spool_rec : NULL, .trace_ctx = recs,
                           .max_events = o->max_events, .max_memory = o->max_memory, .label = j->label};
     int64_t t0 = wall_now_us();
     sim_run(j->scn, j->ops, j->ps, &so, &out->res);
@@ -62,13 +178,15 @@ static void run_one(const struct sweep_job *j, const struct sweep_opts *o, FILE 
 static void out_free(struct sweep_out *out)
 {
     sim_result_free(&out->res);
+    if (out->trace)
+        fclose(out->trace);
     *out = (struct sweep_out){0};
 }
 
 /* --- serial ------------------------------------------------------------------ */
 
 static int sweep_serial(size_t njobs, const struct sweep_opts *o, sweep_job_fn job_at, sweep_sink_fn sink,
-                        void *ctx)
+                        void *ctx, char *err, size_t n)
 {
     for (size_t i = 0; i < njobs; i++) {
         if (o->stop && *o->stop)
@@ -76,7 +194,22 @@ static int sweep_serial(size_t njobs, const struct sweep_opts *o, sweep_job_fn j
         struct sweep_job j;
         job_at(ctx, i, &j);
         struct sweep_out out = {0};
-        run_one(&j, o, o->trace, &out);
+        FILE *recs = NULL;
+        if (o->spool_trace && !(recs = spool_anon())) {
+            snprintf(err, n, "cannot make a spool for the trace in '%s': %s", spool_base(), strerror(errno));
+            return SWEEP_EWRITE;
+        }
+        run_one(&j, o, o->trace, recs, &out);
+        if (recs) {
+            int e = spool_end(recs, 0);
+            if (e || fseek(recs, 0, SEEK_SET) != 0) {
+                snprintf(err, n, "cannot spool the trace in '%s': %s", spool_base(), strerror(e ? e : errno));
+                fclose(recs);
+                out_free(&out);
+                return SWEEP_EWRITE;
+            }
+            out.trace = recs;
+        }
         int rc = sink(ctx, i, &out);
         out_free(&out);
         if (rc)
@@ -117,7 +250,7 @@ static void put_hist(struct buf *b, const struct hist *h)
     }
 }
 
-static void encode(const struct sweep_out *out, const char *text, size_t ntext, struct buf *b)
+static void encode(const struct sweep_out *out, int32_t spool_err, struct buf *b)
 {
     const struct sim_result *r = &out->res;
     const struct checker_result *ck = &r->ck;
@@ -133,12 +266,7 @@ static void encode(const struct sweep_out *out, const char *text, size_t ntext, 
     }
     if (ck->ncrashes)
         put(b, ck->crashes, ck->ncrashes * sizeof *ck->crashes);
-    if (r->ntrace)
-        put(b, r->trace, r->ntrace * sizeof *r->trace);
-    uint64_t nt = ntext;
-    put(b, &nt, sizeof nt);
-    if (ntext)
-        put(b, text, ntext);
+    put(b, &spool_err, sizeof spool_err);
 }
 
 struct reader {
@@ -179,8 +307,8 @@ static void get_hist(struct reader *rd, struct hist *h)
     }
 }
 
-/* Rebuilds a result; the text trace is returned as a pointer into msg. */
-static void decode(const char *msg, size_t len, struct sweep_out *out, const char **text, size_t *ntext)
+/* Rebuilds a result; *spool_err gets the worker's spool error. */
+static void decode(const char *msg, size_t len, struct sweep_out *out, int32_t *spool_err)
 {
     struct reader rd = {msg, len};
     struct sim_result *r = &out->res;
@@ -189,7 +317,7 @@ static void decode(const char *msg, size_t len, struct sweep_out *out, const cha
     get(&rd, &out->wall_us, sizeof out->wall_us);
     ck->per_tmpl = NULL;
     ck->crashes = NULL;
-    r->trace = NULL;
+    out->trace = NULL;
     if (ck->ntmpl) {
         ck->per_tmpl = xmalloc(ck->ntmpl * sizeof *ck->per_tmpl);
         get(&rd, ck->per_tmpl, ck->ntmpl * sizeof *ck->per_tmpl);
@@ -204,14 +332,7 @@ static void decode(const char *msg, size_t len, struct sweep_out *out, const cha
         ck->crashes = xmalloc(ck->ncrashes * sizeof *ck->crashes);
         get(&rd, ck->crashes, ck->ncrashes * sizeof *ck->crashes);
     }
-    if (r->ntrace) {
-        r->trace = xmalloc(r->ntrace * sizeof *r->trace);
-        get(&rd, r->trace, r->ntrace * sizeof *r->trace);
-    }
-    uint64_t nt;
-    get(&rd, &nt, sizeof nt);
-    *ntext = (size_t)nt;
-    *text = nt ? take(&rd, (size_t)nt) : NULL;
+    get(&rd, spool_err, sizeof *spool_err);
     SIM_ASSERT(rd.left == 0);
 }
 
@@ -220,7 +341,7 @@ static void decode(const char *msg, size_t len, struct sweep_out *out, const cha
 /* The child's loop: a job number in, a result out, until the parent closes
  * the command pipe.  Never returns. */
 static _Noreturn void worker_main(int cmd_fd, int res_fd, size_t njobs, const struct sweep_opts *o,
-                                  sweep_job_fn job_at, void *ctx)
+                                  const char *spool, sweep_job_fn job_at, void *ctx)
 {
     struct buf b = {0};
     /* The parent decides what a Ctrl-C, or a SIGTERM sent to the whole
@@ -236,22 +357,31 @@ static _Noreturn void worker_main(int cmd_fd, int res_fd, size_t njobs, const st
             _exit(3);
         struct sweep_job j;
         job_at(ctx, (size_t)job, &j);
-        char *text = NULL;
-        size_t ntext = 0;
-        FILE *tf = NULL;
-        if (o->trace && !(tf = open_memstream(&text, &ntext)))
-            _exit(3);
+        char path[PATH_MAX];
+        FILE *tf = NULL, *recs = NULL;
+        int32_t spool_err = 0;
+        if (o->trace) {
+            spool_path(path, spool, job, "txt");
+            if (!(tf = fopen(path, "w")))
+                spool_err = errno;
+        }
+        if (o->spool_trace && !spool_err) {
+            spool_path(path, spool, job, "rec");
+            if (!(recs = fopen(path, "w")))
+                spool_err = errno;
+        }
         struct sweep_out out = {0};
-        run_one(&j, o, tf, &out);
-        if (tf)
-            fclose(tf);
+        if (!spool_err)
+            run_one(&j, o, tf, recs, &out);
+        int e1 = tf ? spool_end(tf, 1) : 0, e2 = recs ? spool_end(recs, 1) : 0;
+        if (!spool_err)
+            spool_err = e1 ? e1 : e2;
         b.n = 0;
         uint64_t head[2] = {job, 0};
         put(&b, head, sizeof head);
-        encode(&out, text, ntext, &b);
+        encode(&out, spool_err, &b);
         uint64_t len = b.n - sizeof head;
         memcpy(b.p + sizeof head[0], &len, sizeof len);
-        free(text);
         out_free(&out);
         if (sim_write_all(res_fd, b.p, b.n) != 0)
             _exit(3);
@@ -339,6 +469,7 @@ struct pool {
     int failed;                    /* an error is recorded in err */
     char *err;
     size_t n;
+    char spool[PATH_MAX];          /* the spool directory of the traces, "" none */
 };
 
 /* In a new worker: be killed when the parent process ends (Linux), and
@@ -387,7 +518,7 @@ static int start_workers(struct pool *p, const struct sweep_opts *o, sweep_job_f
             }
             close(cmd[1]);
             close(res[0]);
-            worker_main(cmd[0], res[1], p->njobs, o, job_at, ctx);
+            worker_main(cmd[0], res[1], p->njobs, o, p->spool, job_at, ctx);
         }
         close(cmd[0]);
         close(res[1]);
@@ -424,11 +555,26 @@ static int deliver_ready(struct pool *p, const struct sweep_opts *o, sweep_sink_
     while (p->next_out < p->njobs && p->slots[p->next_out % p->window].full && !ret) {
         struct slot *s = &p->slots[p->next_out % p->window];
         struct sweep_out out = {0};
-        const char *text;
-        size_t ntext;
-        decode(s->msg, s->len, &out, &text, &ntext);
-        if (o->trace && ntext)
-            fwrite(text, 1, ntext, o->trace);
+        int32_t e;
+        decode(s->msg, s->len, &out, &e);
+        char path[PATH_MAX];
+        if (!e && o->trace) {
+            spool_path(path, p->spool, p->next_out, "txt");
+            e = spool_copy_text(path, o->trace);
+        }
+        if (!e && o->spool_trace) {
+            spool_path(path, p->spool, p->next_out, "rec");
+            if ((out.trace = fopen(path, "r")))
+                unlink(path);
+            else
+                e = errno;
+        }
+        if (e) {
+            snprintf(p->err, p->n, "cannot spool the trace in '%s': %s", p->spool, strerror(e));
+            p->failed = 1;
+            out_free(&out);
+            return SWEEP_EWRITE;
+        }
         ret = sink(ctx, p->next_out, &out);
         out_free(&out);
         free(s->msg);
@@ -517,7 +663,11 @@ static int sweep_parallel(size_t njobs, const struct sweep_opts *o, sweep_job_fn
     sigaction(SIGPIPE, &ign, &old_pipe);
     fflush(NULL); /* a child must not inherit buffered output and print it twice */
 
-    int ret = start_workers(&p, o, job_at, ctx);
+    int ret = 0;
+    if ((o->trace || o->spool_trace) && spool_dir_make(p.spool, err, n) != 0)
+        ret = SWEEP_EWRITE;
+    if (!ret)
+        ret = start_workers(&p, o, job_at, ctx);
     if (ret)
         p.failed = 1;
     while (!ret && p.next_out < njobs) {
@@ -539,6 +689,8 @@ static int sweep_parallel(size_t njobs, const struct sweep_opts *o, sweep_job_fn
     int r2 = reap(p.w, p.nw, ret != 0, p.failed, err, n);
     if (!ret)
         ret = r2;
+    if (p.spool[0])
+        spool_dir_remove(p.spool);
     sigaction(SIGPIPE, &old_pipe, NULL);
     free(p.w);
     return ret;
@@ -551,7 +703,7 @@ int sweep_run(size_t njobs, const struct sweep_opts *o, sweep_job_fn job_at, swe
     if (njobs == 0)
         return 0;
     if (o->workers == 1 || njobs == 1)
-        return sweep_serial(njobs, o, job_at, sink, ctx);
+        return sweep_serial(njobs, o, job_at, sink, ctx, err, n);
     return sweep_parallel(njobs, o, job_at, sink, ctx, err, n);
 }
 
@@ -561,7 +713,7 @@ void sweep_result_encode(const struct sim_result *r, char **buf, size_t *len)
 {
     struct buf b = {0};
     struct sweep_out out = {.res = *r, .wall_us = 0};
-    encode(&out, NULL, 0, &b);
+    encode(&out, 0, &b);
     *buf = b.p;
     *len = b.n;
 }
@@ -569,8 +721,7 @@ void sweep_result_encode(const struct sim_result *r, char **buf, size_t *len)
 void sweep_result_decode(const char *buf, size_t len, struct sim_result *out)
 {
     struct sweep_out o = {0};
-    const char *text;
-    size_t ntext;
-    decode(buf, len, &o, &text, &ntext);
+    int32_t spool_err;
+    decode(buf, len, &o, &spool_err);
     *out = o.res;
 }

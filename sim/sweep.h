@@ -6,7 +6,9 @@
  * processes are forked; each receives job numbers through a pipe, runs
  * sim_run and sends the whole result back serialized through another pipe;
  * the parent hands results to the sink strictly in job order, buffering at
- * most SWEEP_WINDOW_PER_WORKER x N results that came early.  So whatever
+ * most SWEEP_WINDOW_PER_WORKER x N results that came early.  Traces go
+ * through files in $TMPDIR (or /tmp), never through memory: a run's
+ * trace grows with its horizon.  So whatever
  * writes to a database or prints does so in the parent, in the same order
  * as a serial sweep: the rows, their run_ids and the output are identical
  * (only measured wall times differ).
@@ -33,6 +35,9 @@
 /* What sweep_run returns when *stop was set (the shell's status for an
  * interrupted command). */
 #define SWEEP_STOPPED 130
+/* What sweep_run returns when a trace could not be written to its spool
+ * (a full device, a file-size limit): the results could not be written. */
+#define SWEEP_EWRITE (-2)
 
 /* One simulation.  Everything it points to is borrowed from the caller and
  * must stay valid (and unchanged) for the whole sweep. */
@@ -48,7 +53,7 @@ struct sweep_opts {
     int workers;                   /* 1: run in this process; up to SWEEP_MAX_WORKERS */
     uint64_t max_events;           /* 0: the engine's default */
     uint64_t max_memory;           /* each simulation's budget; 0: the engine's default */
-    int keep_trace;                /* collect trace records in each result */
+    int spool_trace;               /* 1: each job's trace records to the sink (sweep_out.trace) */
     FILE *trace;                   /* the text trace of every run, in job order; NULL none */
     /* A flag a signal handler sets (NULL: none).  Once it is non-zero no
      * job is started; the jobs under way finish and are delivered (those
@@ -60,10 +65,15 @@ struct sweep_opts {
 };
 
 /* A finished job as the sink sees it.  The sweep frees it when the sink
- * returns; a sink that keeps something copies it. */
+ * returns; a sink that keeps something copies it, or takes the trace (and
+ * sets the field to NULL; it then closes it). */
 struct sweep_out {
     struct sim_result res;
     int64_t wall_us;               /* measured around sim_run, for run_timings */
+    /* spool_trace: the job's trace records (struct trace_rec, in order),
+     * read from the start of a temporary file that no name reaches, so that
+     * a trace of any length costs no memory; NULL otherwise. */
+    FILE *trace;
 };
 
 /* Describes job i (0 <= i < njobs).  Called in the parent and in workers: a
@@ -74,14 +84,15 @@ typedef void (*sweep_job_fn)(void *ctx, size_t i, struct sweep_job *out);
 typedef int (*sweep_sink_fn)(void *ctx, size_t i, struct sweep_out *out);
 
 /* Runs njobs jobs.  Returns 0 when every job was delivered, the sink's
- * value if it stopped the sweep, SWEEP_STOPPED after a stop, or -1 with
- * err when a worker could not be started or failed (every worker is waited
- * for before returning). */
+ * value if it stopped the sweep, SWEEP_STOPPED after a stop, SWEEP_EWRITE
+ * with err when a trace could not be spooled (the jobs before it were
+ * delivered), or -1 with err when a worker could not be started or failed
+ * (every worker is waited for before returning). */
 int sweep_run(size_t njobs, const struct sweep_opts *o, sweep_job_fn job_at, sweep_sink_fn sink, void *ctx,
               char *err, size_t n);
 
 /* One result in the workers' wire format (without the job number, wall
- * time 0, no text trace), for other code that runs simulations in forked
+ * time 0, no trace), for other code that runs simulations in forked
  * children (sim/crashpoints.c).  *buf is malloc'd; the caller frees it. */
 void sweep_result_encode(const struct sim_result *r, char **buf, size_t *len);
 /* Rebuilds a result from sweep_result_encode's bytes (both ends the same

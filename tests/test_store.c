@@ -182,10 +182,22 @@ struct fx {
     struct scenario scn;
     struct sim_result res;
     struct expect_outcome eo[3];
-    struct store_run run;
+    struct store_run run;          /* its trace: NULL (write_ok spools res.trace when with_trace) */
+    int with_trace;
     char **strings;                /* every name allocated for the scenario */
     size_t nstrings;
 };
+
+/* The records of r as the store reads a run's trace: a temporary file of
+ * struct trace_rec, from its start (sweep_out.trace). */
+static FILE *trace_spool(const struct sim_result *r)
+{
+    FILE *t = tmpfile();
+    assert_non_null(t);
+    assert_int_equal(fwrite(r->trace, sizeof *r->trace, r->ntrace, t), r->ntrace);
+    rewind(t);
+    return t;
+}
 
 static char *fx_str(struct fx *f, const char *fmt, ...)
 {
@@ -386,8 +398,8 @@ static struct fx *fx_new(uint16_t nwfs, const uint16_t *nh, unsigned samples)
         .wall_us = 250000,
         .expects = f->eo,
         .nexpects = 3,
-        .with_trace = 1,
     };
+    f->with_trace = 1;
     return f;
 }
 
@@ -416,11 +428,26 @@ static void fx_free(struct fx *f)
 static const uint16_t small_nh[] = { 2, 1 };
 static const char *const small_names[] = { "w0.h0", "w0.h1", "w1.h0" };
 
-static int64_t write_ok(struct store *st, const struct store_run *r)
+/* Writes f's run, with its trace when f->with_trace: store_write_run's
+ * value. */
+static int write_fx(struct store *st, const struct fx *f, int64_t *id, char *err, size_t n)
+{
+    struct store_run r = f->run;
+    r.trace = f->with_trace ? trace_spool(&f->res) : NULL;
+    int rc = store_write_run(st, &r, id, err, n);
+    if (r.trace) {
+        if (rc == 0)
+            assert_true(feof(r.trace)); /* read to its end */
+        fclose(r.trace);
+    }
+    return rc;
+}
+
+static int64_t write_ok(struct store *st, const struct fx *f)
 {
     char err[512] = "";
     int64_t id = -1;
-    if (store_write_run(st, r, &id, err, sizeof err) != 0)
+    if (write_fx(st, f, &id, err, sizeof err) != 0)
         fail_msg("store_write_run: %s", err);
     assert_true(id > 0);
     return id;
@@ -654,7 +681,7 @@ static void test_write_and_read_back(void **state)
     struct tmpdb *t = *state;
     struct fx *f = fx_new(2, small_nh, 300);
     struct store *st = open_ok(t->path);
-    int64_t id = write_ok(st, &f->run);
+    int64_t id = write_ok(st, f);
     store_close(st);
 
     sqlite3 *db = db_open(t->path);
@@ -676,13 +703,13 @@ static void test_trace_only_on_request(void **state)
     struct tmpdb *t = *state;
     struct fx *f = fx_new(2, small_nh, 50);
     struct store *st = open_ok(t->path);
-    f->run.with_trace = 0;
-    int64_t a = write_ok(st, &f->run);
-    f->run.with_trace = 1;
+    f->with_trace = 0;
+    int64_t a = write_ok(st, f);
+    f->with_trace = 1;
     f->run.seed = 43;
     f->res.status = SIM_LIVELOCK;
     snprintf(f->res.status_msg, sizeof f->res.status_msg, "livelock: handler w0.h1 ran 100000 times");
-    int64_t b = write_ok(st, &f->run);
+    int64_t b = write_ok(st, f);
     assert_true(b > a);
     store_close(st);
 
@@ -703,7 +730,7 @@ static void test_trace_only_on_request(void **state)
     /* A run whose wall time was not measured has no timings row. */
     st = open_ok(t->path);
     f->run.wall_us = 0;
-    int64_t c = write_ok(st, &f->run);
+    int64_t c = write_ok(st, f);
     store_close(st);
     db = db_open(t->path);
     EXPECT_I64(q_i64(db, "SELECT count(*) FROM run_timings WHERE run_id = %" PRId64, c), 0, "unmeasured run");
@@ -717,10 +744,10 @@ static void test_reopen_appends(void **state)
     struct tmpdb *t = *state;
     struct fx *f = fx_new(2, small_nh, 20);
     struct store *st = open_ok(t->path);
-    int64_t a = write_ok(st, &f->run);
+    int64_t a = write_ok(st, f);
     store_close(st);
     st = open_ok(t->path);
-    int64_t b = write_ok(st, &f->run);
+    int64_t b = write_ok(st, f);
     store_close(st);
     assert_true(b > a);
 
@@ -806,7 +833,7 @@ static void test_version_1_file(void **state)
     struct tmpdb *t = *state;
     struct fx *f = fx_new(2, small_nh, 20);
     struct store *st = open_ok(t->path);
-    int64_t id = write_ok(st, &f->run);
+    int64_t id = write_ok(st, f);
     store_close(st);
     make_v1(t->path);
 
@@ -847,7 +874,7 @@ static void test_trace_round_trip(void **state)
     struct tmpdb *t = *state;
     struct fx *f = fx_new(2, small_nh, 20);
     struct store *st = open_ok(t->path);
-    int64_t id = write_ok(st, &f->run);
+    int64_t id = write_ok(st, f);
     store_close(st);
 
     struct rdb *r;
@@ -921,11 +948,11 @@ static void test_seed_range(void **state)
     char err[512] = "";
     int64_t id = -7;
     f->run.seed = UINT64_C(1) << 63;
-    assert_int_equal(store_write_run(st, &f->run, &id, err, sizeof err), -1);
+    assert_int_equal(write_fx(st, f, &id, err, sizeof err), -1);
     EXPECT_I64(id, -7, "run_id untouched on error");
     EXPECT_HAS(err, "seed 9223372036854775808 is too large", "seed error");
     f->run.seed = (uint64_t)INT64_MAX;
-    id = write_ok(st, &f->run);
+    id = write_ok(st, f);
     store_close(st);
 
     sqlite3 *db = db_open(t->path);
@@ -945,7 +972,7 @@ static void test_atomic_on_failure(void **state)
     struct fx *f = fx_new(2, small_nh, 100);
     f->run.plan = "00000000000000aa"; /* so that run_plan gets a row too */
     struct store *st = open_ok(t->path);
-    write_ok(st, &f->run);
+    write_ok(st, f);
     sqlite3 *db = db_open(t->path);
     int64_t base = total_rows(db);
     int64_t per_run = base;
@@ -958,7 +985,7 @@ static void test_atomic_on_failure(void **state)
         db_exec(db, sql);
         char err[512] = "";
         int64_t id = -7;
-        if (store_write_run(st, &f->run, &id, err, sizeof err) != -1)
+        if (write_fx(st, f, &id, err, sizeof err) != -1)
             fail_msg("write with a failing %s succeeded", all_tables[i]);
         EXPECT_I64(id, -7, all_tables[i]);
         EXPECT_HAS(err, "injected failure", all_tables[i]);
@@ -966,7 +993,7 @@ static void test_atomic_on_failure(void **state)
         EXPECT_HAS(err, sql, all_tables[i]);
         EXPECT_I64(total_rows(db), base, all_tables[i]);
         db_exec(db, "DROP TRIGGER inject");
-        write_ok(st, &f->run);
+        write_ok(st, f);
         base += per_run;
         EXPECT_I64(total_rows(db), base, "after recovery");
     }
@@ -976,7 +1003,7 @@ static void test_atomic_on_failure(void **state)
     db_exec(db, "DROP TABLE crashes");
     char err[512] = "";
     int64_t id;
-    assert_int_equal(store_write_run(st, &f->run, &id, err, sizeof err), -1);
+    assert_int_equal(write_fx(st, f, &id, err, sizeof err), -1);
     EXPECT_HAS(err, "no such table: crashes", "dropped table");
     EXPECT_I64(q_i64(db, "SELECT count(*) FROM runs"), (int64_t)NTABLES + 1, "runs after dropped table");
     store_close(st);
@@ -995,10 +1022,10 @@ static void test_locked_by_other_writer(void **state)
     db_exec(db, "BEGIN IMMEDIATE");
     char err[512] = "";
     int64_t id;
-    assert_int_equal(store_write_run(st, &f->run, &id, err, sizeof err), -1);
+    assert_int_equal(write_fx(st, f, &id, err, sizeof err), -1);
     EXPECT_HAS(err, "database is locked", "locked");
     db_exec(db, "ROLLBACK");
-    write_ok(st, &f->run);
+    write_ok(st, f);
     EXPECT_I64(q_i64(db, "SELECT count(*) FROM runs"), 1, "runs after the lock");
     store_close(st);
     db_close(db);
@@ -1013,11 +1040,11 @@ static void test_run_plan_rows(void **state)
     struct tmpdb *t = *state;
     struct fx *f = fx_new(2, small_nh, 20);
     struct store *st = open_ok(t->path);
-    int64_t a = write_ok(st, &f->run);
+    int64_t a = write_ok(st, f);
     f->run.plan = "00000000000000ab";
     f->run.job = 17;
     f->run.sweep = "period=10s";
-    int64_t b = write_ok(st, &f->run);
+    int64_t b = write_ok(st, f);
     store_close(st);
     sqlite3 *db = db_open(t->path);
     EXPECT_I64(q_i64(db, "SELECT count(*) FROM run_plan WHERE run_id = %" PRId64, a), 0, "no plan");
@@ -1036,7 +1063,7 @@ static void test_upgrade_from_version_2(void **state)
     struct tmpdb *t = *state;
     struct fx *f = fx_new(2, small_nh, 20);
     struct store *st = open_ok(t->path);
-    int64_t id = write_ok(st, &f->run);
+    int64_t id = write_ok(st, f);
     store_close(st);
     sqlite3 *db = db_open(t->path);
     db_exec(db, "DROP TABLE run_plan; DROP TABLE crash_points;"
@@ -1044,7 +1071,7 @@ static void test_upgrade_from_version_2(void **state)
     db_close(db);
     st = open_ok(t->path);
     f->run.plan = "1";
-    write_ok(st, &f->run);
+    write_ok(st, f);
     store_close(st);
     db = db_open(t->path);
     char v[16];
@@ -1063,13 +1090,13 @@ static void test_upgrade_from_version_3(void **state)
     struct tmpdb *t = *state;
     struct fx *f = fx_new(2, small_nh, 20);
     struct store *st = open_ok(t->path);
-    write_ok(st, &f->run);
+    write_ok(st, f);
     store_close(st);
     sqlite3 *db = db_open(t->path);
     db_exec(db, "DROP TABLE crash_points; UPDATE meta SET value = '3' WHERE key = 'schema_version'");
     db_close(db);
     st = open_ok(t->path);
-    write_ok(st, &f->run);
+    write_ok(st, f);
     store_close(st);
     db = db_open(t->path);
     char v[16];
@@ -1120,13 +1147,14 @@ static void test_writer_in_order(void **state)
     struct tmpdb *t = *state;
     struct fx *f = fx_new(2, small_nh, 50);
     struct store *st = open_ok(t->path);
-    int64_t inline_id = write_ok(st, &f->run);
+    int64_t inline_id = write_ok(st, f);
     struct store_writer *w = store_writer_start(st, 2); /* a small queue: put() must wait */
     enum { N = 9 };
     for (int i = 0; i < N; i++) {
         struct sim_result res = result_dup(&f->res);
         struct store_run r = f->run;
         r.res = &res;
+        r.trace = trace_spool(&f->res); /* the writer closes it */
         r.seed = 100 + (uint64_t)i;
         r.expects = memdup(f->eo, sizeof f->eo);
         char err[256];
@@ -1144,6 +1172,8 @@ static void test_writer_in_order(void **state)
     EXPECT_I64(q_i64(db, "SELECT count(*) FROM metrics WHERE run_id = %" PRId64, inline_id + N),
                q_i64(db, "SELECT count(*) FROM metrics WHERE run_id = %" PRId64, inline_id), "same rows");
     EXPECT_I64(q_i64(db, "SELECT count(*) FROM expectations WHERE run_id = %" PRId64, inline_id + N), 3, "expects");
+    EXPECT_I64(q_i64(db, "SELECT count(*) FROM trace WHERE run_id = %" PRId64, inline_id + N),
+               q_i64(db, "SELECT count(*) FROM trace WHERE run_id = %" PRId64, inline_id), "the same trace");
     db_close(db);
     fx_free(f);
 }
@@ -1162,6 +1192,7 @@ static void test_writer_failure(void **state)
         struct sim_result res = result_dup(&f->res);
         struct store_run r = f->run;
         r.res = &res;
+        r.trace = trace_spool(&f->res); /* closed by the writer, also when refused */
         r.seed = i == 2 ? UINT64_MAX : (uint64_t)i; /* too large for the database */
         r.expects = NULL;
         r.nexpects = 0;
@@ -1187,9 +1218,9 @@ static void test_run_keys(void **state)
     struct fx *f = fx_new(2, small_nh, 20);
     struct store *st = open_ok(t->path);
     f->run.seed = 9;
-    write_ok(st, &f->run);
+    write_ok(st, f);
     f->run.seed = 3;
-    write_ok(st, &f->run);
+    write_ok(st, f);
     char **keys, versions[64], err[256];
     size_t n;
     assert_int_equal(store_run_keys(st, &keys, &n, versions, sizeof versions, err, sizeof err), 0);
@@ -1220,11 +1251,11 @@ static void test_merge(void **state)
     for (int j = 0; j < 6; j++) {
         f->run.job = j;
         f->run.seed = (uint64_t)j;
-        write_ok(j % 2 ? sb : sa, &f->run);
+        write_ok(j % 2 ? sb : sa, f);
     }
     f->run.job = 0; /* b also has job 0: a duplicate */
     f->run.seed = 0;
-    write_ok(sb, &f->run);
+    write_ok(sb, f);
     store_close(sa);
     store_close(sb);
     const char *in[] = {b.path, a.path};
@@ -1245,7 +1276,7 @@ static void test_merge(void **state)
     f->res.fingerprint ^= 1;
     sa = open_ok(a.path);
     f->run.seed = 4;
-    write_ok(sa, &f->run);
+    write_ok(sa, f);
     store_close(sa);
     const char *in2[] = {a.path};
     assert_int_equal(store_merge(t->path, in2, 1, &added, &skipped, err, sizeof err), -1);
