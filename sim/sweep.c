@@ -68,13 +68,24 @@ static const char *spool_base(void)
     return t && *t ? t : "/tmp";
 }
 
+/* The name pattern of a spool (a folder or an unlinked file) for mkdtemp
+ * and mkstemp, in buf (PATH_MAX bytes), short enough that a job's file
+ * name fits after it (spool_path).  0, or -1 with errno ENAMETOOLONG. */
+static int spool_pattern(char *buf)
+{
+    int w = snprintf(buf, PATH_MAX, "%s/simrun-spool-XXXXXX", spool_base());
+    if (w < 0 || w >= PATH_MAX - 32) {
+        errno = ENAMETOOLONG;
+        return -1;
+    }
+    return 0;
+}
+
 /* A new spool directory in dir (PATH_MAX bytes).  0, or -1 with err. */
 static int spool_dir_make(char *dir, char *err, size_t n)
 {
-    int w = snprintf(dir, PATH_MAX, "%s/simrun-spool-XXXXXX", spool_base());
-    if (w < 0 || w >= PATH_MAX - 32 || !mkdtemp(dir)) {
-        snprintf(err, n, "cannot make a spool for the traces in '%s': %s", spool_base(),
-                 w >= PATH_MAX - 32 ? strerror(ENAMETOOLONG) : strerror(errno));
+    if (spool_pattern(dir) != 0 || !mkdtemp(dir)) {
+        snprintf(err, n, "cannot make a spool for the traces in '%s': %s", spool_base(), strerror(errno));
         dir[0] = 0;
         return -1;
     }
@@ -109,11 +120,7 @@ static void spool_path(char *path, const char *dir, uint64_t job, const char *wh
 static FILE *spool_anon(void)
 {
     char path[PATH_MAX];
-    if (snprintf(path, sizeof path, "%s/simrun-spool-XXXXXX", spool_base()) >= (int)sizeof path) {
-        errno = ENAMETOOLONG;
-        return NULL;
-    }
-    int fd = mkstemp(path);
+    int fd = spool_pattern(path) == 0 ? mkstemp(path) : -1;
     if (fd < 0)
         return NULL;
     unlink(path);
@@ -196,7 +203,7 @@ static int sweep_serial(size_t njobs, const struct sweep_opts *o, sweep_job_fn j
         struct sweep_out out = {0};
         FILE *recs = NULL;
         if (o->spool_trace && !(recs = spool_anon())) {
-            snprintf(err, n, "cannot make a spool for the trace in '%s': %s", spool_base(), strerror(errno));
+            snprintf(err, n, "cannot make a spool for the traces in '%s': %s", spool_base(), strerror(errno));
             return SWEEP_EWRITE;
         }
         run_one(&j, o, o->trace, recs, &out);
