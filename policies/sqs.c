@@ -91,6 +91,7 @@ struct policy {
 
     int64_t vis_us, wait_us, hb_us, hb_vis_us, retention_us, delay_us, rtt_us;
     uint32_t max_receive, max_messages, ncons;
+    int stale_deletes;             /* stale_delete=deletes: an older receipt handle deletes too */
 
     struct consumer *c;
     uint64_t *batch;               /* [ncons * max_messages] the batches' messages */
@@ -130,8 +131,13 @@ static const struct param_def sq_params[] = {
     {"consumers", PARAM_INT, "4", NULL, 1, 1000000,
      "simrun: the application's receive loops (SQS has no such setting; 4, as vistimeout's pool)",
      "concurrent consumers; crash worker K takes consumer K down"},
+    {"stale_delete", PARAM_ENUM, "ignored", "ignored|deletes", 0, 0,
+     "SQS API DeleteMessage: \"you must provide the most recently received ReceiptHandle for the message "
+     "(otherwise, the request succeeds, but the message will not be deleted)\"; deletes: as earlier editions "
+     "allowed (\"might not be deleted\") and localstack does",
+     "a delete with the receipt of an earlier receive: ignored (the message stays, to be received again) or deletes it"},
     {"receive_rtt", PARAM_DURATION, "50ms", NULL, US_PER_MS, US_PER_MIN,
-     "spring-attic/spring-cloud-aws#29: 16 to 26 empty receives a second from one consumer",
+     "spring-attic/spring-cloud-aws#29: 16 to 26 empty receives a second on a single EC2 node",
      "the round trip of an empty short-polling receive: the pace of a consumer's loop on an empty queue"},
 };
 
@@ -373,12 +379,17 @@ static void dispatch(struct policy *p, int64_t now_us)
                 at = SIM_NEVER;
         }
     }
-    int waiting = !p->waiting.count == 0;
+    int waiting = p->waiting.count != 0;
     sim_alarm(p->sim, p->vis_alarm, p->wait_us > 0 && waiting && at > now_us ? at : SIM_NEVER);
 }
 
-/* ChangeMessageVisibility by consumer k for the message it processes: only
- * its own receipt counts, and never past 12 h after that receive. */
+/* ChangeMessageVisibility by consumer k for the message it processes.  It
+ * takes effect only while the message is in flight (its timeout not yet
+ * ended: the API's MessageNotInflight), for its own, latest receipt, and
+ * only if the new timeout ends within 12 h of that receive: beyond it the
+ * call is rejected, not shortened to the ceiling ("Amazon SQS doesn't
+ * automatically recalculate and increase the timeout to the maximum time
+ * remaining", API Reference). */
 static void heartbeat(struct policy *p, uint32_t k, int64_t now_us)
 {
     struct consumer *c = &p->c[k];
@@ -388,12 +399,10 @@ static void heartbeat(struct policy *p, uint32_t k, int64_t now_us)
     uint64_t id = batch_of(p, k)[c->next - 1];
     struct sq_msg *m = msg_of(p, id);
     struct job *j = jobs_get(&p->d->msgs, id);
-    if (!p->server_down && j->status == JOB_RUNNING && m->receives == receipt_of(p, k)[c->next - 1]) {
-        int64_t until = now_us + (p->hb_vis_us ? p->hb_vis_us : p->vis_us);
-        if (until > m->received_us + VIS_CEILING_US)
-            until = m->received_us + VIS_CEILING_US; /* beyond it the call is refused */
+    int64_t until = now_us + (p->hb_vis_us ? p->hb_vis_us : p->vis_us);
+    if (!p->server_down && j->status == JOB_RUNNING && j->available_us > now_us &&
+        m->receives == receipt_of(p, k)[c->next - 1] && until <= m->received_us + VIS_CEILING_US)
         jobs_update(&p->d->msgs, id, JOB_RUNNING, until);
-    }
     c->hb = sim_timer_at(p->sim, now_us + p->hb_us, T_HEARTBEAT, k);
 }
 
@@ -416,6 +425,7 @@ static struct policy *sq_create(struct sim *sim, void *durable, const struct par
     p->ncons = (uint32_t)params_get(ps, "consumers");
     sim_declare_pool(sim, p->ncons); /* its idle workers may all poll at one instant */
     p->rtt_us = params_get(ps, "receive_rtt");
+    p->stale_deletes = params_get(ps, "stale_delete") == 1;
     p->c = xcalloc(p->ncons, sizeof *p->c);
     p->batch = xcalloc((size_t)p->ncons * p->max_messages, sizeof *p->batch);
     p->receipt = xcalloc((size_t)p->ncons * p->max_messages, sizeof *p->receipt);
@@ -523,10 +533,14 @@ static void sq_on_run_end(struct policy *p, const struct run_result *r, int64_t 
     c->run = 0;
     uint64_t id = r->tag;
     struct job *j = jobs_get(&p->d->msgs, id);
-    /* DeleteMessage after a success; an older receipt handle still deletes
-     * (the API reference's first reading); a failure leaves the message to
-     * reappear when its timeout ends. */
-    if (r->outcome == OUT_COMMITTED && !p->server_down && j->status != JOB_COMPLETED && j->status != JOB_FAILED)
+    /* DeleteMessage after a success.  With the receipt of an earlier
+     * receive (another consumer received the message since) the request
+     * succeeds but the message stays (stale_delete=ignored, the API
+     * Reference's rule) or is deleted (deletes).  A failure leaves the
+     * message to reappear when its timeout ends. */
+    int latest = msg_of(p, id)->receives == receipt_of(p, k)[c->next - 1];
+    if (r->outcome == OUT_COMMITTED && !p->server_down && (latest || p->stale_deletes) &&
+        j->status != JOB_COMPLETED && j->status != JOB_FAILED)
         msg_gone(p, id, JOB_COMPLETED);
     consumer_next(p, k, now_us);
     dispatch(p, now_us);

@@ -51,6 +51,80 @@ static void test_redelivery_and_dlq(void **state)
     sim_result_free(&r);
 }
 
+/* A delete must carry the latest receipt handle: "otherwise, the request
+ * succeeds, but the message will not be deleted" (DeleteMessage).  One
+ * 100 s message, 30 s timeout, 4 consumers: received at 0, 30, 60 and
+ * 90 s (receipts 1 to 4).  At 100 s consumer 0 commits with receipt 1: the
+ * message stays, visible again at 120 s (90 + 30), when consumer 0
+ * receives it (receipt 5) and finds its item processed: an empty run,
+ * whose delete carries the latest receipt.  The three runs of 30, 60 and
+ * 90 s processed the item while the first did: three duplicates.  With
+ * stale_delete=deletes the delete at 100 s removes it: four runs. */
+static void test_stale_receipt(void **state)
+{
+    (void)state;
+    const char *text = "horizon 10m\n"
+                       "drain 10m\n"
+                       "workflow w\n"
+                       "  consumer c subscribe t fifo runs 100s\n"
+                       "publish t at 0\n";
+    struct sim_result r;
+    run(text, "", &r);
+    const int64_t starts[] = {0, S(30), S(60), S(90), S(120)};
+    simtest_expect_starts(&r, -1, starts, 5);
+    simtest_expect_metric(&r, "duplicates", 3);
+    simtest_expect_metric(&r, "runs_empty", 1);
+    simtest_expect_metric(&r, "processed", 1);
+    sim_result_free(&r);
+    run(text, "stale_delete=deletes", &r);
+    simtest_expect_starts(&r, -1, starts, 4);
+    simtest_expect_metric(&r, "runs", 4);
+    simtest_expect_metric(&r, "duplicates", 3);
+    sim_result_free(&r);
+}
+
+/* ChangeMessageVisibility past the 12 h ceiling is rejected, not cut to
+ * it.  A 13 h message, timeout 1 h, extended by 1 h every 25 min: the
+ * call at 10h50m sets 11h50m; the one at 11h15m would set 12h15m, past
+ * 12 h after the receive: rejected, so the message is visible at 11h50m
+ * and consumer 1 receives it then (clamped, it would have been 12h). */
+static void test_visibility_ceiling(void **state)
+{
+    (void)state;
+    const char *text = "horizon 12h30m\n"
+                       "drain 0\n"
+                       "workflow w\n"
+                       "  consumer c subscribe t fifo runs 13h\n"
+                       "publish t at 0\n";
+    struct sim_result r;
+    run(text, "visibility_timeout=1h heartbeat=25m heartbeat_visibility=1h consumers=2", &r);
+    const int64_t starts[] = {0, S(11 * 3600 + 50 * 60)};
+    simtest_expect_starts(&r, -1, starts, 2);
+    sim_result_free(&r);
+}
+
+/* A heartbeat after the timeout ended (the message visible, not yet
+ * received again) changes nothing: the message is no longer in flight.
+ * Two consumers; a (100 s) and b (45 s) received at 0; a's heartbeat at
+ * 40 s comes 10 s after its timeout: consumer 1, free at 45 s, receives a
+ * then (had the heartbeat extended it to 70 s, at 70 s). */
+static void test_lapsed_heartbeat(void **state)
+{
+    (void)state;
+    const char *text = "horizon 10m\n"
+                       "drain 10m\n"
+                       "workflow w\n"
+                       "  consumer a subscribe ta fifo runs 100s\n"
+                       "  consumer b subscribe tb fifo runs 45s\n"
+                       "publish ta at 0\n"
+                       "publish tb at 0\n";
+    struct sim_result r;
+    run(text, "heartbeat=40s consumers=2", &r);
+    const int64_t starts[] = {0, S(45), S(100)}; /* a's: the third, consumer 0's, finds it processed */
+    simtest_expect_starts(&r, 0, starts, 3);
+    sim_result_free(&r);
+}
+
 /* A poison message: its handler always fails (here at 0.9 s).  Not deleted,
  * it reappears every 30 s: received at 0, 30 and 60 s; at 90 s its count
  * (3) is at maxReceiveCount: dead-lettered, its item lost.  Without a
@@ -236,11 +310,16 @@ static void test_many_consumers_golden(void **state)
     } cases[] = {
         {"consumers=500", 15991, 16829, 14862, 0, UINT64_C(0x1b2e8770cf2100cc)},
         {"consumers=500 wait_time=0", 15991, 16828, 6113319, 0, UINT64_C(0x86a2be2612d83d85)},
-        {"consumers=300 wait_time=0 receive_rtt=7ms max_messages=3 visibility_timeout=1s", 15991, 22198, 21551340,
+        {"consumers=300 wait_time=0 receive_rtt=7ms max_messages=3 visibility_timeout=1s stale_delete=deletes", 15991, 22198, 21551340,
          4559, UINT64_C(0x571b10818d724f4f)},
+        /* the two above under the API's rule: a delete with an earlier receipt leaves the message */
+        {"consumers=300 wait_time=0 receive_rtt=7ms max_messages=3 visibility_timeout=1s", 15991, 23766, 21532986,
+         4650, UINT64_C(0x834d079a50d3bde0)},
+        {"consumers=300 wait_time=0 max_messages=10 visibility_timeout=0 max_receive_count=4", 10137, 40449, 3576826,
+         2704, UINT64_C(0xa0f3c942fb3c1e61)},
         {"consumers=300 max_messages=10 visibility_timeout=0 max_receive_count=4", 20, 67164, 10487, 2400,
          UINT64_C(0x6598430920c94ca9)},
-        {"consumers=300 wait_time=0 max_messages=10 visibility_timeout=0 max_receive_count=4", 10073, 40005, 3583220,
+        {"consumers=300 wait_time=0 max_messages=10 visibility_timeout=0 max_receive_count=4 stale_delete=deletes", 10073, 40005, 3583220,
          2623, UINT64_C(0x7f400e9767646570)},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
@@ -290,6 +369,9 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_redelivery_and_dlq),
+        cmocka_unit_test(test_stale_receipt),
+        cmocka_unit_test(test_visibility_ceiling),
+        cmocka_unit_test(test_lapsed_heartbeat),
         cmocka_unit_test(test_poison_message),
         cmocka_unit_test(test_polling),
         cmocka_unit_test(test_batch),
