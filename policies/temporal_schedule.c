@@ -369,17 +369,10 @@ static struct policy *tp_create(struct sim *sim, void *durable, const struct par
     p->hb_us = params_get(ps, "heartbeat_timeout");
     p->slots = (uint32_t)params_get(ps, "max_concurrent_activities");
     p->max_attempts = (uint32_t)params_get(ps, "max_attempts");
-    /* min(initial * coefficient^(n-1), maximum): a table up to the cap */
+    /* min(initial * coefficient^(n-1), maximum), growing until the cap */
     int64_t initial = params_get(ps, "retry_initial"), cap = params_get(ps, "retry_max_interval");
-    int64_t coef = params_get(ps, "retry_coefficient"), table[BACKOFF_MAX_TABLE];
-    int n = 0;
-    for (int64_t d = initial; n < BACKOFF_MAX_TABLE - 1; d = d > cap / coef ? cap : d * coef) {
-        table[n++] = d < cap ? d : cap;
-        if (d >= cap)
-            break;
-    }
-    table[n] = 0;
-    p->retry = backoff_table(table, 0);
+    uint32_t coef = (uint32_t)params_get(ps, "retry_coefficient");
+    p->retry = backoff_exp_coef(initial, cap < initial ? initial : cap, coef * 1000, 0);
     p->opts.zone = params_zone(ps, "time_zone", NULL);
     p->opts.dst = CAL_DST_ABSOLUTE;
     p->sched_alarm = xcalloc(p->t->nh + 1, sizeof *p->sched_alarm);

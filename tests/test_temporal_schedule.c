@@ -126,6 +126,27 @@ static void test_retry_policy(void **state)
     sim_result_free(&r);
 }
 
+/* The delays keep growing until maximum_interval, however many attempts
+ * that takes (the server computes initial * coefficient^(n-1) afresh each
+ * time): initial 1 ms, maximum 1 h, a 100 ms activity failing at 90 ms.
+ * The 17th retry waits 1 ms x 2^16 = 65.536 s, the 19th 262.144 s (a table
+ * cut at 16 entries stopped at 16.384 s). */
+static void test_retry_growth(void **state)
+{
+    (void)state;
+    const char *text = "horizon 2h\n"
+                       "drain 2h\n"
+                       "workflow w\n"
+                       "  producer p at 0 runs 100ms publish t\n"
+                       "fail w.p transient 100%\n";
+    struct sim_result r;
+    run(text, "retry_initial=1ms retry_max_interval=1h max_attempts=20", &r);
+    assert_int_equal(simtest_count(&r, "start", NULL), 20);
+    assert_int_equal(simtest_nth(&r, "start", NULL, 17) - simtest_nth(&r, "start", NULL, 16), S(0.09) + S(65.536));
+    assert_int_equal(simtest_nth(&r, "start", NULL, 19) - simtest_nth(&r, "start", NULL, 18), S(0.09) + S(262.144));
+    sim_result_free(&r);
+}
+
 /* start_to_close shorter than the work (4 min for 10 min): at 4m the service
  * fails the attempt and retries it after 1 s (4m01s) while the first still
  * runs; at 8m01s again (retry at 8m03s, after 2 s).  With maximum_attempts 3
@@ -199,6 +220,7 @@ int main(void)
         cmocka_unit_test(test_overlap_policies),
         cmocka_unit_test(test_catchup_window),
         cmocka_unit_test(test_retry_policy),
+        cmocka_unit_test(test_retry_growth),
         cmocka_unit_test(test_start_to_close),
         cmocka_unit_test(test_heartbeat_timeout),
         cmocka_unit_test(test_jitter),
