@@ -27,9 +27,9 @@
  * An activity attempt that fails, or outlives start_to_close (or whose
  * worker died: detected heartbeat_timeout after its last heartbeat, else at
  * start_to_close), is retried after min(initial * coefficient^(n-1),
- * maximum_interval) while attempts remain; the attempt that timed out may
- * still be running, and its late result is rejected (its side effect is
- * not).
+ * maximum_interval; unset: 100 x initial) while attempts remain; the
+ * attempt that timed out may still be running, and its late result is
+ * rejected (its side effect is not).
  *
  * Key invariant: an activity row is PENDING (scheduled: available_us is
  * when it may start), RUNNING (attempt `run` active or dead, available_us
@@ -106,8 +106,10 @@ static const struct param_def tp_params[] = {
      "delay before the first retry of an activity"},
     {"retry_coefficient", PARAM_INT, "2", NULL, 1, 100, "RetryPolicy.backoff_coefficient 2.0",
      "each retry's delay is this times the previous one"},
-    {"retry_max_interval", PARAM_DURATION, "100s", NULL, US_PER_MS, 30 * US_PER_DAY,
-     "RetryPolicy.maximum_interval: 100 x initial_interval", "largest delay between attempts"},
+    {"retry_max_interval", PARAM_DURATION, "0", NULL, 0, 30 * US_PER_DAY,
+     "common/v1/message.proto RetryPolicy.maximum_interval: \"Default is 100x of the initial interval\"; "
+     "temporalio/temporal common/retrypolicy/retry_policy.go EnsureDefaults (unset: 100 x InitialInterval)",
+     "largest delay between attempts; 0: 100 x retry_initial"},
     {"max_attempts", PARAM_INT, "0", NULL, 0, 1000000, "RetryPolicy.maximum_attempts (0 = unlimited)",
      "attempts before the activity (and its workflow) fails; 0: unlimited"},
     {"start_to_close", PARAM_DURATION, "1h", NULL, 0, 3660 * US_PER_DAY,
@@ -371,6 +373,8 @@ static struct policy *tp_create(struct sim *sim, void *durable, const struct par
     p->max_attempts = (uint32_t)params_get(ps, "max_attempts");
     /* min(initial * coefficient^(n-1), maximum), growing until the cap */
     int64_t initial = params_get(ps, "retry_initial"), cap = params_get(ps, "retry_max_interval");
+    if (cap == 0)
+        cap = 100 * initial; /* unset: 100 x the initial interval */
     uint32_t coef = (uint32_t)params_get(ps, "retry_coefficient");
     p->retry = backoff_exp_coef(initial, cap < initial ? initial : cap, coef * 1000, 0);
     p->opts.zone = params_zone(ps, "time_zone", NULL);

@@ -126,6 +126,29 @@ static void test_retry_policy(void **state)
     sim_result_free(&r);
 }
 
+/* maximum_interval unset is 100 x initial_interval, not a fixed 100 s:
+ * initial 10 s, a 100 ms activity failing at 90 ms, 8 attempts: the
+ * delays are 10, 20, 40, 80, 160, 320, 640 s (all under 1000 s).  Set to
+ * 100 s explicitly, the last four wait 100 s. */
+static void test_retry_max_default(void **state)
+{
+    (void)state;
+    const char *text = "horizon 2h\n"
+                       "drain 2h\n"
+                       "workflow w\n"
+                       "  producer p at 0 runs 100ms publish t\n"
+                       "fail w.p transient 100%\n";
+    struct sim_result r;
+    run(text, "retry_initial=10s max_attempts=8", &r);
+    const int64_t starts[] = {0, S(10.09), S(30.18), S(70.27), S(150.36), S(310.45), S(630.54), S(1270.63)};
+    simtest_expect_starts(&r, -1, starts, 8);
+    sim_result_free(&r);
+    run(text, "retry_initial=10s retry_max_interval=100s max_attempts=8", &r);
+    assert_int_equal(simtest_nth(&r, "start", NULL, 7) - simtest_nth(&r, "start", NULL, 6), S(100.09));
+    assert_int_equal(simtest_nth(&r, "start", NULL, 4) - simtest_nth(&r, "start", NULL, 3), S(80.09));
+    sim_result_free(&r);
+}
+
 /* The delays keep growing until maximum_interval, however many attempts
  * that takes (the server computes initial * coefficient^(n-1) afresh each
  * time): initial 1 ms, maximum 1 h, a 100 ms activity failing at 90 ms.
@@ -221,6 +244,7 @@ int main(void)
         cmocka_unit_test(test_catchup_window),
         cmocka_unit_test(test_retry_policy),
         cmocka_unit_test(test_retry_growth),
+        cmocka_unit_test(test_retry_max_default),
         cmocka_unit_test(test_start_to_close),
         cmocka_unit_test(test_heartbeat_timeout),
         cmocka_unit_test(test_jitter),
