@@ -96,9 +96,11 @@ static const struct param_def tp_params[] = {
      "schedule/v1/message.proto catchup_window; service/worker/scheduler/workflow.go DefaultCatchupWindow 365 "
      "days, MinCatchupWindow 10 s",
      "an action time older than this when the schedule wakes is dropped (missed_catchup_window)"},
-    {"jitter", PARAM_DURATION, "0", NULL, 0, 3660 * US_PER_DAY, "schedule/v1/message.proto ScheduleSpec.jitter",
-     "each action is delayed by a deterministic pseudo-random amount in [0, this), never past the next nominal "
-     "time"},
+    {"jitter", PARAM_DURATION, "0", NULL, 0, 3660 * US_PER_DAY,
+     "schedule/v1/message.proto ScheduleSpec.jitter; service/worker/scheduler/spec.go GetNextTime "
+     "(maxJitter = min(jitter, following - nominal)), addJitter (ms, range capped at MaxUint32)",
+     "each action is delayed by a deterministic pseudo-random amount in whole ms, drawn evenly from [0, this) "
+     "or, if shorter, [0, time to the next nominal time); draws are capped at 2^32 ms (49.7 d)"},
     {"time_zone", PARAM_ZONE, "local", NULL, 0, 0, "ScheduleSpec.timezone_name (default UTC: here the schedule's zone)",
      "zone the calendar spec is read in; local: the schedule's own"},
     {"retry_initial", PARAM_DURATION, "1s", NULL, US_PER_MS, US_PER_DAY,
@@ -245,17 +247,24 @@ static void attempt_died(struct policy *p, uint64_t id, int64_t died_us)
 
 /* --- schedules -------------------------------------------------------------------- */
 
-/* The action time of nominal time t: t + a deterministic amount in
- * [0, jitter), never past the next nominal time. */
+/* The action time of nominal time t: t + a deterministic amount drawn
+ * evenly, in whole milliseconds, from [0, min(jitter, following - t)),
+ * where following is the next nominal time; the range is capped at 2^32 - 1
+ * ms (about 49.7 days), as the service draws 32 bits of hash times the
+ * range in milliseconds. */
 static int64_t action_time(struct policy *p, uint32_t h, int64_t t)
 {
     if (p->jitter_us <= 0)
         return t;
-    int64_t j = (int64_t)(rng_mix((uint64_t)t * UINT64_C(0x9e3779b97f4a7c15) ^ h) % (uint64_t)p->jitter_us);
+    int64_t range = p->jitter_us;
     int64_t next = sim_sched_next_opt(p->sim, h, t, 0, &p->opts);
-    if (next != SIM_NEVER && t + j > next - 1)
-        j = next - 1 - t;
-    return t + j;
+    if (next != SIM_NEVER && next - t < range)
+        range = next - t;
+    uint64_t ms = (uint64_t)(range / US_PER_MS);
+    if (ms > UINT32_MAX)
+        ms = UINT32_MAX;
+    uint64_t hash = rng_mix((uint64_t)t * UINT64_C(0x9e3779b97f4a7c15) ^ h) >> 32;
+    return t + (int64_t)((hash * ms) >> 32) * US_PER_MS;
 }
 
 static void start_workflow(struct policy *p, uint32_t h, int64_t nominal, int64_t now_us)

@@ -237,6 +237,37 @@ static void test_jitter(void **state)
     sim_result_free(&r2);
 }
 
+/* Jitter longer than the interval: the service draws from [0, min(jitter,
+ * time to the next nominal time)), evenly, in whole milliseconds.  Every
+ * 10 min with jitter=1h, for a day: each action falls within its own 10
+ * minutes, on a whole millisecond, spread over them (about half in the
+ * second half), not piled up just before the next nominal time.  The last
+ * one (23:50) has no following nominal time (the schedule ends at the
+ * horizon, as a spec's end time ends it): its range is the whole hour. */
+static void test_jitter_over_interval(void **state)
+{
+    (void)state;
+    const char *text = "horizon 1d\n"
+                       "workflow w\n"
+                       "  producer p every 10m runs 1s publish t\n";
+    struct sim_result r;
+    run(text, "jitter=1h", &r);
+    int n = simtest_count(&r, "start", NULL), late = 0, last_s = 0;
+    assert_int_equal(n, 144);
+    for (int i = 0; i < n - 1; i++) {
+        int64_t off = simtest_nth(&r, "start", NULL, i) - MIN(10 * i);
+        assert_true(off >= 0 && off < MIN(10));
+        assert_int_equal(off % US_PER_MS, 0);
+        late += off >= MIN(5);
+        last_s += off >= MIN(10) - US_PER_S;
+    }
+    assert_in_range(late, 50, 94);
+    assert_true(last_s <= 3);
+    int64_t off = simtest_nth(&r, "start", NULL, n - 1) - MIN(1430);
+    assert_true(off >= 0 && off < MIN(60) && off % US_PER_MS == 0);
+    sim_result_free(&r);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -248,6 +279,7 @@ int main(void)
         cmocka_unit_test(test_start_to_close),
         cmocka_unit_test(test_heartbeat_timeout),
         cmocka_unit_test(test_jitter),
+        cmocka_unit_test(test_jitter_over_interval),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
