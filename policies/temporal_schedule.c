@@ -20,9 +20,11 @@
  * one older than catchup_window is dropped (missed), the others are started
  * under the overlap policy while a workflow it started is open: skip (drop),
  * buffer_one (keep one), buffer_all (keep all, run one after another),
- * cancel_other / terminate_other (close the open one and start; its
- * activity stops only if it heartbeats, else it runs on unseen),
- * allow_all (start; not tracked).
+ * terminate_other (close the open one and start; its activity stops only
+ * if it heartbeats, else it runs on unseen), cancel_other (the same, but
+ * under wait_cancellation_completed a workflow whose activity does not
+ * heartbeat closes when the activity ends, and the newest start waits for
+ * that), allow_all (start; not tracked).
  *
  * An activity attempt that fails, or outlives start_to_close (or whose
  * worker died: detected heartbeat_timeout after its last heartbeat, else at
@@ -53,6 +55,7 @@
 
 enum { T_SCHED = 1, T_ACT };
 enum { OV_SKIP, OV_BUFFER_ONE, OV_BUFFER_ALL, OV_CANCEL_OTHER, OV_TERMINATE_OTHER, OV_ALLOW_ALL };
+enum { AC_TRY_CANCEL, AC_WAIT_CANCELLATION_COMPLETED };
 
 #define NONE UINT64_MAX
 #define MAX_BUFFER 1000 /* workflow.go MaxBufferSize */
@@ -63,6 +66,8 @@ struct tp_sched {                  /* a schedule (producers) or a consumer's wor
     int64_t *buf;                  /* buffered starts: nominal times */
     size_t nbuf, buf_cap;
     uint8_t more;                  /* consumers: events came while it ran */
+    uint8_t cancelling;            /* cancel_other: the open workflow was asked to cancel and waits
+                                      for its activity (wait_cancellation_completed) */
 };
 
 struct tp_durable {
@@ -76,7 +81,7 @@ struct policy {
     struct tp_durable *d;
     const struct sim_topo *t;
 
-    int overlap;
+    int overlap, act_cancel;
     int64_t catchup_us, jitter_us, stc_us, hb_us;
     uint32_t slots, max_attempts;
     struct backoff retry;
@@ -121,6 +126,12 @@ static const struct param_def tp_params[] = {
     {"heartbeat_timeout", PARAM_DURATION, "0", NULL, 0, 3660 * US_PER_DAY,
      "command/v1 ScheduleActivityTask heartbeat_timeout (default none)",
      "the activity heartbeats: a dead worker's attempt fails this long after its last heartbeat; 0: none"},
+    {"activity_cancellation", PARAM_ENUM, "try_cancel", "try_cancel|wait_cancellation_completed", 0, 0,
+     "temporalio/sdk-core workflow_commands.proto ActivityCancellationType (TRY_CANCEL = 0, the default: "
+     "\"immediately report cancellation to the workflow\"; WAIT_CANCELLATION_COMPLETED: \"activity must heartbeat to "
+     "receive a cancellation notification\"); Go SDK ActivityOptions.WaitForCancellation (default false)",
+     "cancel_other: try_cancel, the cancelled workflow closes at once (its activity runs on unless it heartbeats); "
+     "wait_cancellation_completed, it closes when its running activity ends, and the new start waits for that"},
     {"max_concurrent_activities", PARAM_INT, "1000", NULL, 1, 10000000,
      "Go SDK worker.Options.MaxConcurrentActivityExecutionSize (default 1000)",
      "activity slots of the worker; others wait in the task queue"},
@@ -188,8 +199,10 @@ static void workflow_closed(struct policy *p, uint64_t id, enum job_status st, i
     uint32_t h = jobs_get(&p->d->acts, id)->handler;
     act_close(p, id, st);
     struct tp_sched *s = &p->d->s[h];
-    if (s->open == id)
+    if (s->open == id) {
         s->open = NONE;
+        s->cancelling = 0;
+    }
     process_buffer(p, h, now_us);
 }
 
@@ -198,7 +211,7 @@ static void workflow_closed(struct policy *p, uint64_t id, enum job_status st, i
 static void attempt_failed(struct policy *p, uint64_t id, int64_t now_us)
 {
     struct job *j = jobs_get(&p->d->acts, id);
-    if (p->max_attempts && j->attempts >= p->max_attempts) {
+    if ((p->max_attempts && j->attempts >= p->max_attempts) || p->d->s[j->handler].cancelling) {
         workflow_closed(p, id, JOB_FAILED, now_us);
         return;
     }
@@ -274,20 +287,31 @@ static void start_workflow(struct policy *p, uint32_t h, int64_t nominal, int64_
         p->d->s[h].open = id;
 }
 
-/* A workflow is closed by the policy (cancel_other, terminate_other): its
- * activity stops only if it heartbeats (it learns of it then). */
-static void close_other(struct policy *p, uint32_t h, int64_t now_us)
+/* The open workflow is terminated (terminate_other), or cancelled
+ * (cancel_other) and it closes at once: its activity stops only if it
+ * heartbeats (it learns of it then); the schedule's next start may go.
+ * Returns 0 when, instead, a cancelled workflow waits for its running
+ * activity to end (wait_cancellation_completed, no heartbeats): it closes
+ * then, and the start waits in the buffer. */
+static int close_other(struct policy *p, uint32_t h, int cancel, int64_t now_us)
 {
     struct tp_sched *s = &p->d->s[h];
+    if (s->cancelling)
+        return 0; /* asked already */
     struct job *j = jobs_get(&p->d->acts, s->open);
     if (j->status == JOB_RUNNING && p->hb_us) {
         struct sim_run_info ri;
         sim_run_get(p->sim, j->run, &ri);
         if (ri.active && sim_run_cancel(p->sim, j->run))
             p->busy--;
+    } else if (j->status == JOB_RUNNING && cancel && p->act_cancel == AC_WAIT_CANCELLATION_COMPLETED) {
+        s->cancelling = 1; /* its attempt ends (or times out) unretried, and the workflow closes */
+        sim_note(p->sim, h, "cancel requested: waiting for the activity");
+        return 0;
     }
     act_close(p, s->open, JOB_FAILED);
     s->open = NONE;
+    return 1;
 }
 
 static void add_start(struct policy *p, uint32_t h, int64_t nominal, int64_t now_us)
@@ -310,8 +334,19 @@ static void add_start(struct policy *p, uint32_t h, int64_t nominal, int64_t now
         s->buf = sim_dgrow(p->sim, s->buf, sizeof *s->buf, &s->buf_cap, s->nbuf + 1);
         s->buf[s->nbuf++] = nominal;
         return;
-    default: /* cancel_other, terminate_other */
-        close_other(p, h, now_us);
+    case OV_CANCEL_OTHER:
+        /* The start waits in the buffer until the cancelled workflow has
+         * closed; a later one replaces it (buffer.go ProcessBuffer). */
+        if (close_other(p, h, 1, now_us)) {
+            start_workflow(p, h, nominal, now_us);
+            return;
+        }
+        s->buf = sim_dgrow(p->sim, s->buf, sizeof *s->buf, &s->buf_cap, 1);
+        s->buf[0] = nominal;
+        s->nbuf = 1;
+        return;
+    default: /* terminate_other: the new one starts at once */
+        close_other(p, h, 0, now_us);
         start_workflow(p, h, nominal, now_us);
         return;
     }
@@ -374,6 +409,7 @@ static struct policy *tp_create(struct sim *sim, void *durable, const struct par
     p->d = durable;
     p->t = sim_topo(sim);
     p->overlap = (int)params_get(ps, "overlap_policy");
+    p->act_cancel = (int)params_get(ps, "activity_cancellation");
     p->catchup_us = params_get(ps, "catchup_window");
     p->jitter_us = params_get(ps, "jitter");
     p->stc_us = params_get(ps, "start_to_close");

@@ -71,6 +71,47 @@ static void test_overlap_policies(void **state)
     }
 }
 
+/* cancel_other asks the open workflow to cancel and starts the new one once
+ * it has closed (buffer.go ProcessBuffer keeps the start buffered until
+ * then; a later action replaces it).  Every 10 min, workflows of 25 min,
+ * actions at 0 ... 40m, no heartbeats:
+ *  activity_cancellation=try_cancel (the SDK default): the workflow reports
+ *    its cancellation at once and closes; its activity runs on unseen: a
+ *    start every 10 min, nothing cut off.
+ *  wait_cancellation_completed: the workflow waits for its activity, which
+ *    never hears of the cancel (no heartbeats) and ends at 25m: 10m is
+ *    buffered, replaced by 20m, which starts at 25m; 30m asks that one to
+ *    cancel, 40m replaces 30m and starts when it ends at 50m.
+ *  wait_cancellation_completed with heartbeat_timeout=30s: the activity
+ *    learns of the cancel and stops: a start every 10 min, 4 cut off. */
+static void test_cancel_other(void **state)
+{
+    (void)state;
+    const char *text = "horizon 45m\n"
+                       "drain 2h\n"
+                       "workflow w\n"
+                       "  producer p every 10m runs 25m publish t\n";
+    struct sim_result r;
+    const int64_t ten[] = {0, MIN(10), MIN(20), MIN(30), MIN(40)};
+    run(text, "overlap_policy=cancel_other", &r);
+    simtest_expect_starts(&r, -1, ten, 5);
+    simtest_expect_metric(&r, "runs_cutoff", 0);
+    sim_result_free(&r);
+    run(text, "overlap_policy=cancel_other activity_cancellation=wait_cancellation_completed", &r);
+    const int64_t waited[] = {0, MIN(25), MIN(50)};
+    simtest_expect_starts(&r, -1, waited, 3);
+    assert_int_equal(simtest_nth(&r, "start", "due=00:20:00", 0), MIN(25));
+    assert_int_equal(simtest_nth(&r, "start", "due=00:40:00", 0), MIN(50));
+    assert_int_equal(simtest_count(&r, "start", "due=00:10:00"), 0);
+    simtest_expect_metric(&r, "runs_cutoff", 0);
+    sim_result_free(&r);
+    run(text, "overlap_policy=cancel_other activity_cancellation=wait_cancellation_completed heartbeat_timeout=30s",
+        &r);
+    simtest_expect_starts(&r, -1, ten, 5);
+    simtest_expect_metric(&r, "runs_cutoff", 4);
+    sim_result_free(&r);
+}
+
 /* The catch-up window: every minute, the service down from 1h to 1h03m.
  * When the schedule wakes at 1h03m the action times 1h00 ... 1h03 are due.
  * With the default window (1 year) all four are started under the overlap
@@ -272,6 +313,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_overlap_policies),
+        cmocka_unit_test(test_cancel_other),
         cmocka_unit_test(test_catchup_window),
         cmocka_unit_test(test_retry_policy),
         cmocka_unit_test(test_retry_growth),
