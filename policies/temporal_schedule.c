@@ -58,7 +58,7 @@ enum { OV_SKIP, OV_BUFFER_ONE, OV_BUFFER_ALL, OV_CANCEL_OTHER, OV_TERMINATE_OTHE
 enum { AC_TRY_CANCEL, AC_WAIT_CANCELLATION_COMPLETED };
 
 #define NONE UINT64_MAX
-#define MAX_BUFFER 1000 /* workflow.go MaxBufferSize */
+#define MAX_BUFFER 1000 /* workflow.go TweakablePolicies.MaxBufferSize, 1000 in CurrentTweakablePolicies */
 
 struct tp_sched {                  /* a schedule (producers) or a consumer's workflow */
     int64_t last_nominal;          /* the last nominal time processed, -1 none */
@@ -98,8 +98,9 @@ static const struct param_def tp_params[] = {
      0, "temporal/api enums/v1/schedule.proto ScheduleOverlapPolicy (unspecified = SKIP)",
      "what an action does while a workflow the schedule started is still open"},
     {"catchup_window", PARAM_DURATION, "365d", NULL, 10 * US_PER_S, 3660 * US_PER_DAY,
-     "schedule/v1/message.proto catchup_window; service/worker/scheduler/workflow.go DefaultCatchupWindow 365 "
-     "days, MinCatchupWindow 10 s",
+     "schedule/v1/message.proto catchup_window; service/worker/scheduler/workflow.go TweakablePolicies fields "
+     "DefaultCatchupWindow (365 days) and MinCatchupWindow (10 s), values in CurrentTweakablePolicies; some SDKs "
+     "send their own default (php SchedulePolicies::$catchupWindow: 60 s)",
      "an action time older than this when the schedule wakes is dropped (missed_catchup_window)"},
     {"jitter", PARAM_DURATION, "0", NULL, 0, 3660 * US_PER_DAY,
      "schedule/v1/message.proto ScheduleSpec.jitter; service/worker/scheduler/spec.go GetNextTime "
