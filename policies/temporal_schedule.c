@@ -20,16 +20,18 @@
  * one older than catchup_window is dropped (missed), the others are started
  * under the overlap policy while a workflow it started is open: skip (drop),
  * buffer_one (keep one), buffer_all (keep all, run one after another),
- * cancel_other / terminate_other (close the open one and start; its
- * activity stops only if it heartbeats, else it runs on unseen),
- * allow_all (start; not tracked).
+ * terminate_other (close the open one and start; its activity stops only
+ * if it heartbeats, else it runs on unseen), cancel_other (the same, but
+ * under wait_cancellation_completed a workflow whose activity does not
+ * heartbeat closes when the activity ends, and the newest start waits for
+ * that), allow_all (start; not tracked).
  *
  * An activity attempt that fails, or outlives start_to_close (or whose
  * worker died: detected heartbeat_timeout after its last heartbeat, else at
  * start_to_close), is retried after min(initial * coefficient^(n-1),
- * maximum_interval) while attempts remain; the attempt that timed out may
- * still be running, and its late result is rejected (its side effect is
- * not).
+ * maximum_interval; unset: 100 x initial) while attempts remain; the
+ * attempt that timed out may still be running, and its late result is
+ * rejected (its side effect is not).
  *
  * Key invariant: an activity row is PENDING (scheduled: available_us is
  * when it may start), RUNNING (attempt `run` active or dead, available_us
@@ -53,9 +55,10 @@
 
 enum { T_SCHED = 1, T_ACT };
 enum { OV_SKIP, OV_BUFFER_ONE, OV_BUFFER_ALL, OV_CANCEL_OTHER, OV_TERMINATE_OTHER, OV_ALLOW_ALL };
+enum { AC_TRY_CANCEL, AC_WAIT_CANCELLATION_COMPLETED };
 
 #define NONE UINT64_MAX
-#define MAX_BUFFER 1000 /* workflow.go MaxBufferSize */
+#define MAX_BUFFER 1000 /* workflow.go TweakablePolicies.MaxBufferSize, 1000 in CurrentTweakablePolicies */
 
 struct tp_sched {                  /* a schedule (producers) or a consumer's workflow */
     int64_t last_nominal;          /* the last nominal time processed, -1 none */
@@ -63,6 +66,8 @@ struct tp_sched {                  /* a schedule (producers) or a consumer's wor
     int64_t *buf;                  /* buffered starts: nominal times */
     size_t nbuf, buf_cap;
     uint8_t more;                  /* consumers: events came while it ran */
+    uint8_t cancelling;            /* cancel_other: the open workflow was asked to cancel and waits
+                                      for its activity (wait_cancellation_completed) */
 };
 
 struct tp_durable {
@@ -76,7 +81,7 @@ struct policy {
     struct tp_durable *d;
     const struct sim_topo *t;
 
-    int overlap;
+    int overlap, act_cancel;
     int64_t catchup_us, jitter_us, stc_us, hb_us;
     uint32_t slots, max_attempts;
     struct backoff retry;
@@ -93,12 +98,15 @@ static const struct param_def tp_params[] = {
      0, "temporal/api enums/v1/schedule.proto ScheduleOverlapPolicy (unspecified = SKIP)",
      "what an action does while a workflow the schedule started is still open"},
     {"catchup_window", PARAM_DURATION, "365d", NULL, 10 * US_PER_S, 3660 * US_PER_DAY,
-     "schedule/v1/message.proto catchup_window; service/worker/scheduler/workflow.go DefaultCatchupWindow 365 "
-     "days, MinCatchupWindow 10 s",
+     "schedule/v1/message.proto catchup_window; service/worker/scheduler/workflow.go TweakablePolicies fields "
+     "DefaultCatchupWindow (365 days) and MinCatchupWindow (10 s), values in CurrentTweakablePolicies; some SDKs "
+     "send their own default (php SchedulePolicies::$catchupWindow: 60 s)",
      "an action time older than this when the schedule wakes is dropped (missed_catchup_window)"},
-    {"jitter", PARAM_DURATION, "0", NULL, 0, 3660 * US_PER_DAY, "schedule/v1/message.proto ScheduleSpec.jitter",
-     "each action is delayed by a deterministic pseudo-random amount in [0, this), never past the next nominal "
-     "time"},
+    {"jitter", PARAM_DURATION, "0", NULL, 0, 3660 * US_PER_DAY,
+     "schedule/v1/message.proto ScheduleSpec.jitter; service/worker/scheduler/spec.go GetNextTime "
+     "(maxJitter = min(jitter, following - nominal)), addJitter (ms, range capped at MaxUint32)",
+     "each action is delayed by a deterministic pseudo-random amount in whole ms, drawn evenly from [0, this) "
+     "or, if shorter, [0, time to the next nominal time); draws are capped at 2^32 ms (49.7 d)"},
     {"time_zone", PARAM_ZONE, "local", NULL, 0, 0, "ScheduleSpec.timezone_name (default UTC: here the schedule's zone)",
      "zone the calendar spec is read in; local: the schedule's own"},
     {"retry_initial", PARAM_DURATION, "1s", NULL, US_PER_MS, US_PER_DAY,
@@ -106,8 +114,10 @@ static const struct param_def tp_params[] = {
      "delay before the first retry of an activity"},
     {"retry_coefficient", PARAM_INT, "2", NULL, 1, 100, "RetryPolicy.backoff_coefficient 2.0",
      "each retry's delay is this times the previous one"},
-    {"retry_max_interval", PARAM_DURATION, "100s", NULL, US_PER_MS, 30 * US_PER_DAY,
-     "RetryPolicy.maximum_interval: 100 x initial_interval", "largest delay between attempts"},
+    {"retry_max_interval", PARAM_DURATION, "0", NULL, 0, 30 * US_PER_DAY,
+     "common/v1/message.proto RetryPolicy.maximum_interval: \"Default is 100x of the initial interval\"; "
+     "temporalio/temporal common/retrypolicy/retry_policy.go EnsureDefaults (unset: 100 x InitialInterval)",
+     "largest delay between attempts; 0: 100 x retry_initial"},
     {"max_attempts", PARAM_INT, "0", NULL, 0, 1000000, "RetryPolicy.maximum_attempts (0 = unlimited)",
      "attempts before the activity (and its workflow) fails; 0: unlimited"},
     {"start_to_close", PARAM_DURATION, "1h", NULL, 0, 3660 * US_PER_DAY,
@@ -117,6 +127,12 @@ static const struct param_def tp_params[] = {
     {"heartbeat_timeout", PARAM_DURATION, "0", NULL, 0, 3660 * US_PER_DAY,
      "command/v1 ScheduleActivityTask heartbeat_timeout (default none)",
      "the activity heartbeats: a dead worker's attempt fails this long after its last heartbeat; 0: none"},
+    {"activity_cancellation", PARAM_ENUM, "try_cancel", "try_cancel|wait_cancellation_completed", 0, 0,
+     "temporalio/sdk-core workflow_commands.proto ActivityCancellationType (TRY_CANCEL = 0, the default: "
+     "\"immediately report cancellation to the workflow\"; WAIT_CANCELLATION_COMPLETED: \"activity must heartbeat to "
+     "receive a cancellation notification\"); Go SDK ActivityOptions.WaitForCancellation (default false)",
+     "cancel_other: try_cancel, the cancelled workflow closes at once (its activity runs on unless it heartbeats); "
+     "wait_cancellation_completed, it closes when its running activity ends, and the new start waits for that"},
     {"max_concurrent_activities", PARAM_INT, "1000", NULL, 1, 10000000,
      "Go SDK worker.Options.MaxConcurrentActivityExecutionSize (default 1000)",
      "activity slots of the worker; others wait in the task queue"},
@@ -184,8 +200,10 @@ static void workflow_closed(struct policy *p, uint64_t id, enum job_status st, i
     uint32_t h = jobs_get(&p->d->acts, id)->handler;
     act_close(p, id, st);
     struct tp_sched *s = &p->d->s[h];
-    if (s->open == id)
+    if (s->open == id) {
         s->open = NONE;
+        s->cancelling = 0;
+    }
     process_buffer(p, h, now_us);
 }
 
@@ -194,7 +212,7 @@ static void workflow_closed(struct policy *p, uint64_t id, enum job_status st, i
 static void attempt_failed(struct policy *p, uint64_t id, int64_t now_us)
 {
     struct job *j = jobs_get(&p->d->acts, id);
-    if (p->max_attempts && j->attempts >= p->max_attempts) {
+    if ((p->max_attempts && j->attempts >= p->max_attempts) || p->d->s[j->handler].cancelling) {
         workflow_closed(p, id, JOB_FAILED, now_us);
         return;
     }
@@ -243,17 +261,24 @@ static void attempt_died(struct policy *p, uint64_t id, int64_t died_us)
 
 /* --- schedules -------------------------------------------------------------------- */
 
-/* The action time of nominal time t: t + a deterministic amount in
- * [0, jitter), never past the next nominal time. */
+/* The action time of nominal time t: t + a deterministic amount drawn
+ * evenly, in whole milliseconds, from [0, min(jitter, following - t)),
+ * where following is the next nominal time; the range is capped at 2^32 - 1
+ * ms (about 49.7 days), as the service draws 32 bits of hash times the
+ * range in milliseconds. */
 static int64_t action_time(struct policy *p, uint32_t h, int64_t t)
 {
     if (p->jitter_us <= 0)
         return t;
-    int64_t j = (int64_t)(rng_mix((uint64_t)t * UINT64_C(0x9e3779b97f4a7c15) ^ h) % (uint64_t)p->jitter_us);
+    int64_t range = p->jitter_us;
     int64_t next = sim_sched_next_opt(p->sim, h, t, 0, &p->opts);
-    if (next != SIM_NEVER && t + j > next - 1)
-        j = next - 1 - t;
-    return t + j;
+    if (next != SIM_NEVER && next - t < range)
+        range = next - t;
+    uint64_t ms = (uint64_t)(range / US_PER_MS);
+    if (ms > UINT32_MAX)
+        ms = UINT32_MAX;
+    uint64_t hash = rng_mix((uint64_t)t * UINT64_C(0x9e3779b97f4a7c15) ^ h) >> 32;
+    return t + (int64_t)((hash * ms) >> 32) * US_PER_MS;
 }
 
 static void start_workflow(struct policy *p, uint32_t h, int64_t nominal, int64_t now_us)
@@ -263,20 +288,31 @@ static void start_workflow(struct policy *p, uint32_t h, int64_t nominal, int64_
         p->d->s[h].open = id;
 }
 
-/* A workflow is closed by the policy (cancel_other, terminate_other): its
- * activity stops only if it heartbeats (it learns of it then). */
-static void close_other(struct policy *p, uint32_t h, int64_t now_us)
+/* The open workflow is terminated (terminate_other), or cancelled
+ * (cancel_other) and it closes at once: its activity stops only if it
+ * heartbeats (it learns of it then); the schedule's next start may go.
+ * Returns 0 when, instead, a cancelled workflow waits for its running
+ * activity to end (wait_cancellation_completed, no heartbeats): it closes
+ * then, and the start waits in the buffer. */
+static int close_other(struct policy *p, uint32_t h, int cancel, int64_t now_us)
 {
     struct tp_sched *s = &p->d->s[h];
+    if (s->cancelling)
+        return 0; /* asked already */
     struct job *j = jobs_get(&p->d->acts, s->open);
     if (j->status == JOB_RUNNING && p->hb_us) {
         struct sim_run_info ri;
         sim_run_get(p->sim, j->run, &ri);
         if (ri.active && sim_run_cancel(p->sim, j->run))
             p->busy--;
+    } else if (j->status == JOB_RUNNING && cancel && p->act_cancel == AC_WAIT_CANCELLATION_COMPLETED) {
+        s->cancelling = 1; /* its attempt ends (or times out) unretried, and the workflow closes */
+        sim_note(p->sim, h, "cancel requested: waiting for the activity");
+        return 0;
     }
     act_close(p, s->open, JOB_FAILED);
     s->open = NONE;
+    return 1;
 }
 
 static void add_start(struct policy *p, uint32_t h, int64_t nominal, int64_t now_us)
@@ -299,8 +335,19 @@ static void add_start(struct policy *p, uint32_t h, int64_t nominal, int64_t now
         s->buf = sim_dgrow(p->sim, s->buf, sizeof *s->buf, &s->buf_cap, s->nbuf + 1);
         s->buf[s->nbuf++] = nominal;
         return;
-    default: /* cancel_other, terminate_other */
-        close_other(p, h, now_us);
+    case OV_CANCEL_OTHER:
+        /* The start waits in the buffer until the cancelled workflow has
+         * closed; a later one replaces it (buffer.go ProcessBuffer). */
+        if (close_other(p, h, 1, now_us)) {
+            start_workflow(p, h, nominal, now_us);
+            return;
+        }
+        s->buf = sim_dgrow(p->sim, s->buf, sizeof *s->buf, &s->buf_cap, 1);
+        s->buf[0] = nominal;
+        s->nbuf = 1;
+        return;
+    default: /* terminate_other: the new one starts at once */
+        close_other(p, h, 0, now_us);
         start_workflow(p, h, nominal, now_us);
         return;
     }
@@ -363,23 +410,19 @@ static struct policy *tp_create(struct sim *sim, void *durable, const struct par
     p->d = durable;
     p->t = sim_topo(sim);
     p->overlap = (int)params_get(ps, "overlap_policy");
+    p->act_cancel = (int)params_get(ps, "activity_cancellation");
     p->catchup_us = params_get(ps, "catchup_window");
     p->jitter_us = params_get(ps, "jitter");
     p->stc_us = params_get(ps, "start_to_close");
     p->hb_us = params_get(ps, "heartbeat_timeout");
     p->slots = (uint32_t)params_get(ps, "max_concurrent_activities");
     p->max_attempts = (uint32_t)params_get(ps, "max_attempts");
-    /* min(initial * coefficient^(n-1), maximum): a table up to the cap */
+    /* min(initial * coefficient^(n-1), maximum), growing until the cap */
     int64_t initial = params_get(ps, "retry_initial"), cap = params_get(ps, "retry_max_interval");
-    int64_t coef = params_get(ps, "retry_coefficient"), table[BACKOFF_MAX_TABLE];
-    int n = 0;
-    for (int64_t d = initial; n < BACKOFF_MAX_TABLE - 1; d = d > cap / coef ? cap : d * coef) {
-        table[n++] = d < cap ? d : cap;
-        if (d >= cap)
-            break;
-    }
-    table[n] = 0;
-    p->retry = backoff_table(table, 0);
+    if (cap == 0)
+        cap = 100 * initial; /* unset: 100 x the initial interval */
+    uint32_t coef = (uint32_t)params_get(ps, "retry_coefficient");
+    p->retry = backoff_exp_coef(initial, cap < initial ? initial : cap, coef * 1000, 0);
     p->opts.zone = params_zone(ps, "time_zone", NULL);
     p->opts.dst = CAL_DST_ABSOLUTE;
     p->sched_alarm = xcalloc(p->t->nh + 1, sizeof *p->sched_alarm);

@@ -430,6 +430,21 @@ static void test_backoff(void **state)
     assert_int_equal(backoff_delay(&e, 200), 10 * US_PER_MIN);
     assert_false(backoff_exhausted(&e, 5));
     assert_true(backoff_exhausted(&e, 6));
+    /* the exponential shape grows past 16 steps until its cap: 1 ms x 2^19 */
+    struct backoff g = backoff_exp(US_PER_MS, 30 * US_PER_DAY, 0);
+    assert_int_equal(backoff_delay(&g, 20), INT64_C(524288) * US_PER_MS);
+    assert_int_equal(backoff_delay(&g, 100), 30 * US_PER_DAY);
+    /* a fractional coefficient, 1.5: 1 s, 1.5 s, 2.25 s, 3.375 s; 1.5^20 s */
+    struct backoff f = backoff_exp_coef(US_PER_S, 30 * US_PER_DAY, 1500, 0);
+    assert_int_equal(backoff_delay(&f, 2), 1500 * US_PER_MS);
+    assert_int_equal(backoff_delay(&f, 4), 3375 * US_PER_MS);
+    assert_int_equal(backoff_delay(&f, 21), INT64_C(3325256730)); /* 3325.256730 s */
+    /* coefficient 1: constant; a cap near INT64_MAX does not overflow */
+    struct backoff c = backoff_exp_coef(7 * US_PER_S, US_PER_H, 1000, 0);
+    assert_int_equal(backoff_delay(&c, 1000000), 7 * US_PER_S);
+    struct backoff h = backoff_exp_coef(US_PER_S, INT64_MAX, BACKOFF_MAX_COEF_PERMILLE, 0);
+    assert_int_equal(backoff_delay(&h, 3), INT64_C(1000000) * US_PER_S); /* x 1000, twice */
+    assert_int_equal(backoff_delay(&h, 10), INT64_MAX);
 }
 
 int main(void)

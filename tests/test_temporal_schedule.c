@@ -71,6 +71,47 @@ static void test_overlap_policies(void **state)
     }
 }
 
+/* cancel_other asks the open workflow to cancel and starts the new one once
+ * it has closed (buffer.go ProcessBuffer keeps the start buffered until
+ * then; a later action replaces it).  Every 10 min, workflows of 25 min,
+ * actions at 0 ... 40m, no heartbeats:
+ *  activity_cancellation=try_cancel (the SDK default): the workflow reports
+ *    its cancellation at once and closes; its activity runs on unseen: a
+ *    start every 10 min, nothing cut off.
+ *  wait_cancellation_completed: the workflow waits for its activity, which
+ *    never hears of the cancel (no heartbeats) and ends at 25m: 10m is
+ *    buffered, replaced by 20m, which starts at 25m; 30m asks that one to
+ *    cancel, 40m replaces 30m and starts when it ends at 50m.
+ *  wait_cancellation_completed with heartbeat_timeout=30s: the activity
+ *    learns of the cancel and stops: a start every 10 min, 4 cut off. */
+static void test_cancel_other(void **state)
+{
+    (void)state;
+    const char *text = "horizon 45m\n"
+                       "drain 2h\n"
+                       "workflow w\n"
+                       "  producer p every 10m runs 25m publish t\n";
+    struct sim_result r;
+    const int64_t ten[] = {0, MIN(10), MIN(20), MIN(30), MIN(40)};
+    run(text, "overlap_policy=cancel_other", &r);
+    simtest_expect_starts(&r, -1, ten, 5);
+    simtest_expect_metric(&r, "runs_cutoff", 0);
+    sim_result_free(&r);
+    run(text, "overlap_policy=cancel_other activity_cancellation=wait_cancellation_completed", &r);
+    const int64_t waited[] = {0, MIN(25), MIN(50)};
+    simtest_expect_starts(&r, -1, waited, 3);
+    assert_int_equal(simtest_nth(&r, "start", "due=00:20:00", 0), MIN(25));
+    assert_int_equal(simtest_nth(&r, "start", "due=00:40:00", 0), MIN(50));
+    assert_int_equal(simtest_count(&r, "start", "due=00:10:00"), 0);
+    simtest_expect_metric(&r, "runs_cutoff", 0);
+    sim_result_free(&r);
+    run(text, "overlap_policy=cancel_other activity_cancellation=wait_cancellation_completed heartbeat_timeout=30s",
+        &r);
+    simtest_expect_starts(&r, -1, ten, 5);
+    simtest_expect_metric(&r, "runs_cutoff", 4);
+    sim_result_free(&r);
+}
+
 /* The catch-up window: every minute, the service down from 1h to 1h03m.
  * When the schedule wakes at 1h03m the action times 1h00 ... 1h03 are due.
  * With the default window (1 year) all four are started under the overlap
@@ -123,6 +164,50 @@ static void test_retry_policy(void **state)
     run(text, "max_attempts=10", &r);
     assert_int_equal(simtest_nth(&r, "start", NULL, 8) - simtest_nth(&r, "start", NULL, 7), S(100.9));
     assert_int_equal(simtest_nth(&r, "start", NULL, 9) - simtest_nth(&r, "start", NULL, 8), S(100.9));
+    sim_result_free(&r);
+}
+
+/* maximum_interval unset is 100 x initial_interval, not a fixed 100 s:
+ * initial 10 s, a 100 ms activity failing at 90 ms, 8 attempts: the
+ * delays are 10, 20, 40, 80, 160, 320, 640 s (all under 1000 s).  Set to
+ * 100 s explicitly, the last four wait 100 s. */
+static void test_retry_max_default(void **state)
+{
+    (void)state;
+    const char *text = "horizon 2h\n"
+                       "drain 2h\n"
+                       "workflow w\n"
+                       "  producer p at 0 runs 100ms publish t\n"
+                       "fail w.p transient 100%\n";
+    struct sim_result r;
+    run(text, "retry_initial=10s max_attempts=8", &r);
+    const int64_t starts[] = {0, S(10.09), S(30.18), S(70.27), S(150.36), S(310.45), S(630.54), S(1270.63)};
+    simtest_expect_starts(&r, -1, starts, 8);
+    sim_result_free(&r);
+    run(text, "retry_initial=10s retry_max_interval=100s max_attempts=8", &r);
+    assert_int_equal(simtest_nth(&r, "start", NULL, 7) - simtest_nth(&r, "start", NULL, 6), S(100.09));
+    assert_int_equal(simtest_nth(&r, "start", NULL, 4) - simtest_nth(&r, "start", NULL, 3), S(80.09));
+    sim_result_free(&r);
+}
+
+/* The delays keep growing until maximum_interval, however many attempts
+ * that takes (the server computes initial * coefficient^(n-1) afresh each
+ * time): initial 1 ms, maximum 1 h, a 100 ms activity failing at 90 ms.
+ * The 17th retry waits 1 ms x 2^16 = 65.536 s, the 19th 262.144 s (a table
+ * cut at 16 entries stopped at 16.384 s). */
+static void test_retry_growth(void **state)
+{
+    (void)state;
+    const char *text = "horizon 2h\n"
+                       "drain 2h\n"
+                       "workflow w\n"
+                       "  producer p at 0 runs 100ms publish t\n"
+                       "fail w.p transient 100%\n";
+    struct sim_result r;
+    run(text, "retry_initial=1ms retry_max_interval=1h max_attempts=20", &r);
+    assert_int_equal(simtest_count(&r, "start", NULL), 20);
+    assert_int_equal(simtest_nth(&r, "start", NULL, 17) - simtest_nth(&r, "start", NULL, 16), S(0.09) + S(65.536));
+    assert_int_equal(simtest_nth(&r, "start", NULL, 19) - simtest_nth(&r, "start", NULL, 18), S(0.09) + S(262.144));
     sim_result_free(&r);
 }
 
@@ -193,15 +278,50 @@ static void test_jitter(void **state)
     sim_result_free(&r2);
 }
 
+/* Jitter longer than the interval: the service draws from [0, min(jitter,
+ * time to the next nominal time)), evenly, in whole milliseconds.  Every
+ * 10 min with jitter=1h, for a day: each action falls within its own 10
+ * minutes, on a whole millisecond, spread over them (about half in the
+ * second half), not piled up just before the next nominal time.  The last
+ * one (23:50) has no following nominal time (the schedule ends at the
+ * horizon, as a spec's end time ends it): its range is the whole hour. */
+static void test_jitter_over_interval(void **state)
+{
+    (void)state;
+    const char *text = "horizon 1d\n"
+                       "workflow w\n"
+                       "  producer p every 10m runs 1s publish t\n";
+    struct sim_result r;
+    run(text, "jitter=1h", &r);
+    int n = simtest_count(&r, "start", NULL), late = 0, last_s = 0;
+    assert_int_equal(n, 144);
+    for (int i = 0; i < n - 1; i++) {
+        int64_t off = simtest_nth(&r, "start", NULL, i) - MIN(10 * i);
+        assert_true(off >= 0 && off < MIN(10));
+        assert_int_equal(off % US_PER_MS, 0);
+        late += off >= MIN(5);
+        last_s += off >= MIN(10) - US_PER_S;
+    }
+    assert_in_range(late, 50, 94);
+    assert_true(last_s <= 3);
+    int64_t off = simtest_nth(&r, "start", NULL, n - 1) - MIN(1430);
+    assert_true(off >= 0 && off < MIN(60) && off % US_PER_MS == 0);
+    sim_result_free(&r);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_overlap_policies),
+        cmocka_unit_test(test_cancel_other),
         cmocka_unit_test(test_catchup_window),
         cmocka_unit_test(test_retry_policy),
+        cmocka_unit_test(test_retry_growth),
+        cmocka_unit_test(test_retry_max_default),
         cmocka_unit_test(test_start_to_close),
         cmocka_unit_test(test_heartbeat_timeout),
         cmocka_unit_test(test_jitter),
+        cmocka_unit_test(test_jitter_over_interval),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
