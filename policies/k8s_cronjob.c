@@ -32,7 +32,7 @@
  * (CAL_DST_ABSOLUTE).
  *
  * A Job runs one pod at a time: a failed pod is replaced after 10 s, 20 s,
- * 40 s ... (at most 6 min) until backoffLimit failures fail the Job.  With a
+ * 40 s ... (at most 10 min) until backoffLimit failures fail the Job.  With a
  * cluster capacity, pods beyond it wait (Pending) in creation order.
  *
  * Key invariant: a Job row is PENDING (its pod waits: backoff or capacity,
@@ -131,9 +131,12 @@ static const struct param_def kc_params[] = {
      "kubernetes.io/docs/concepts/workloads/controllers/job (Pod backoff failure policy): backoffLimit 6",
      "failed pods after which a Job fails"},
     {"pod_backoff", PARAM_DURATION, "10s", NULL, 0, US_PER_DAY,
-     "Job docs: failed pods are recreated after 10 s, 20 s, 40 s ..., capped at six minutes",
+     "pkg/controller/job/job_controller.go DefaultJobPodFailureBackOff = 10 * time.Second; backoff_utils.go "
+     "getRemainingTimeForFailuresCount doubles it per failure",
      "delay before the first replacement pod, doubling each time"},
-    {"pod_backoff_max", PARAM_DURATION, "6m", NULL, 0, US_PER_DAY, "Job docs: capped at six minutes",
+    {"pod_backoff_max", PARAM_DURATION, "10m", NULL, 0, US_PER_DAY,
+     "pkg/controller/job/job_controller.go MaxJobPodFailureBackOff = 10 * time.Minute (the Job docs' "
+     "\"capped at six minutes\" is the older MaxJobBackOff = 360 s)",
      "largest delay before a replacement pod"},
     {"cluster_capacity", PARAM_INT, "0", NULL, 0, 10000000,
      "simrun: the cluster's room for Job pods (a pod that does not fit stays Pending)",

@@ -173,9 +173,11 @@ static void test_suspend_window(void **state)
 }
 
 /* A failing Job: pods are replaced after 10 s, 20 s, 40 s, 80 s, 160 s and
- * 320 s (capped at 6 min), and the Job fails after backoffLimit = 6 such
- * retries: 7 pods.  A pod of 1 s fails at 0.9 s (end of mutating): starts
- * 0, 10.9, 31.8, 72.7, 153.6, 314.5, 635.4 s. */
+ * 320 s, and the Job fails after backoffLimit = 6 such retries: 7 pods.  A
+ * pod of 1 s fails at 0.9 s (end of mutating): starts 0, 10.9, 31.8, 72.7,
+ * 153.6, 314.5, 635.4 s.  With backoffLimit = 7 the 7th retry waits
+ * 640 s capped at MaxJobPodFailureBackOff = 10 min: 635.4 + 0.9 + 600 =
+ * 1236.3 s (the Job docs' six minutes would give 996.3 s). */
 static void test_job_backoff(void **state)
 {
     (void)state;
@@ -188,6 +190,10 @@ static void test_job_backoff(void **state)
     const int64_t starts[] = {0, S(10.9), S(31.8), S(72.7), S(153.6), S(314.5), S(635.4)};
     simtest_expect_starts(&r, -1, starts, 7);
     assert_int_equal(simtest_count(&r, "start", "reason=retry"), 6);
+    sim_result_free(&r);
+    run(text, "backoff_limit=7", &r);
+    simtest_expect_metric(&r, "runs", 8);
+    assert_int_equal(simtest_nth(&r, "start", NULL, 7), S(1236.3));
     sim_result_free(&r);
 }
 
