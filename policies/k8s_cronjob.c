@@ -16,9 +16,12 @@
  *   earliest = lastScheduleTime (before the first: the CronJob's creation,
  *   just before t = 0), or now - startingDeadlineSeconds if later;
  *   the unmet fires are those in (earliest, now]; none: nothing to do.
- *   v1: more than 100 of them: an error, nothing started, and since
- *   lastScheduleTime does not move the error repeats for ever.  v2: a
- *   warning only.  Either way only the most recent unmet fire may start.
+ *   v1 walks them: more than 100: an error, nothing started, and since
+ *   lastScheduleTime does not move the error repeats for ever.  v2
+ *   estimates their number from the first interval and searches for the
+ *   latest from there (v2_most_recent: it may find none, dropping it); an
+ *   estimate over 100 is a warning only.  Either way only the most recent
+ *   unmet fire may start.
  *   Forbid with an active Job: skipped (still unmet: it starts when the Job
  *   ends, while within the deadline).  Replace: the active Jobs are deleted
  *   (their pods killed).  Then a Job for the fire; lastScheduleTime = fire.
@@ -269,6 +272,39 @@ static void jobs_delete_all(struct policy *p, uint32_t h)
 
 /* --- the CronJob controller ------------------------------------------------------ */
 
+#define V2_BAD_SCHEDULE (-2)
+
+/* v2's choice of the fire to act on (utils.go mostRecentScheduleTime, as
+ * since 1.28): t1 and t2 are the first two fires after earliest; with now
+ * before t1 there is none, before t2 it is t1.  Otherwise the gap t2 - t1,
+ * rounded to whole seconds, is taken for every interval: the estimate of
+ * unmet fires is n = (whole seconds from t1 to now) / gap + 1, and the
+ * search walks the fires from t1 + (n - 2) * gap up to now, keeping the
+ * last.  For a schedule whose later intervals are longer than the first
+ * the search can start past the latest unmet fire: it finds none (-1) and
+ * that fire is dropped.  *est: n (0 when now is before t2).
+ * V2_BAD_SCHEDULE: a gap under a second (the code's InvalidSchedule). */
+static int64_t v2_most_recent(struct policy *p, uint32_t h, int64_t earliest, int64_t now_us, int64_t *est)
+{
+    *est = 0;
+    int64_t t1 = next_fire(p, h, earliest);
+    if (t1 == SIM_NEVER || now_us < t1)
+        return -1;
+    int64_t t2 = next_fire(p, h, t1);
+    if (t2 == SIM_NEVER || now_us < t2)
+        return t1;
+    int64_t gap_s = (t2 - t1 + US_PER_S / 2) / US_PER_S;
+    if (gap_s < 1)
+        return V2_BAD_SCHEDULE;
+    int64_t n = (now_us - t1) / US_PER_S / gap_s + 1;
+    *est = n;
+    int64_t last = -1;
+    for (int64_t t = next_fire(p, h, t1 + (n - 2) * gap_s * US_PER_S); t != SIM_NEVER && t <= now_us;
+         t = next_fire(p, h, t))
+        last = t;
+    return last;
+}
+
 /* One sync of CronJob h (the rules at the head of the file); returns the
  * instant it next has something to do (SIM_NEVER: only an event can wake
  * it). */
@@ -281,22 +317,37 @@ static int64_t sync_cj(struct policy *p, uint32_t h, int64_t now_us)
     if (p->deadline_us >= 0 && now_us - p->deadline_us > earliest)
         earliest = now_us - p->deadline_us;
     int64_t due = -1;
-    uint64_t n = 0;
-    for (int64_t t = next_fire(p, h, earliest); t != SIM_NEVER && t <= now_us; t = next_fire(p, h, t)) {
-        due = t;
-        if (++n > p->missed_limit && p->ctrl == CTRL_V1)
-            break;
-    }
-    if (n == 0)
-        return next_fire(p, h, earliest);
-    if (n > p->missed_limit) {
-        if (p->ctrl == CTRL_V1) {
+    if (p->ctrl == CTRL_V1) {
+        uint64_t n = 0;
+        for (int64_t t = next_fire(p, h, earliest); t != SIM_NEVER && t <= now_us; t = next_fire(p, h, t)) {
+            due = t;
+            if (++n > p->missed_limit)
+                break;
+        }
+        if (n == 0)
+            return next_fire(p, h, earliest);
+        if (n > p->missed_limit) {
             if (!p->stuck[h])
                 sim_note(p->sim, h, "FailedNeedsStart: too many missed start times (> %u)", p->missed_limit);
             p->stuck[h] = 1;
             return SIM_NEVER; /* lastScheduleTime stays: the same error at every pass */
         }
-        sim_note(p->sim, h, "TooManyMissedTimes: more than %u missed start times", p->missed_limit);
+    } else {
+        int64_t est;
+        due = v2_most_recent(p, h, earliest, now_us, &est);
+        if (due == V2_BAD_SCHEDULE) {
+            sim_note(p->sim, h, "InvalidSchedule: two fires less than a second apart");
+            return SIM_NEVER; /* not reconciled again until the spec changes */
+        }
+        if (due < 0) {
+            if (est > 0)
+                sim_note(p->sim, h, "No unmet start times: the search from the estimate (%lld missed) "
+                         "starts past the latest unmet fire", (long long)est);
+            return next_fire(p, h, now_us);
+        }
+        if (est > (int64_t)p->missed_limit)
+            sim_note(p->sim, h, "TooManyMissedTimes: an estimated %lld missed start times (> %u)",
+                     (long long)est, p->missed_limit);
     }
     if (p->conc == CONC_FORBID && cj->nact > 0) {
         sim_note(p->sim, h, "JobAlreadyActive: fire skipped (Forbid)");

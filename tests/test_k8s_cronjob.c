@@ -65,6 +65,61 @@ static void test_docs_outage_v1(void **state)
     sim_result_free(&r);
 }
 
+/* v2 after an outage, on a schedule whose intervals differ (the review's
+ * case, utils.go mostRecentScheduleTime since 1.28): "0 9,17 * * *", the
+ * controller down from day 1 08:00 to day 2 08:00.  lastScheduleTime is
+ * 0d17:00; at the restart t1 = 1d09:00, t2 = 1d17:00, the gap 8 h, 23 h
+ * elapsed: n = 23 / 8 + 1 = 3, the search starts at t1 + (3 - 2) * 8 h =
+ * 1d17:00 and its next fire, 2d09:00, is after now: no Job ("No unmet start
+ * times"); the next one is 2d09:00's, 100 ms after it.  The old model
+ * started 1d17:00's Job at 2d08:00.  v1 walks every fire and starts the
+ * most recent (1d17:00) at its pass at 2d08:00. */
+static const char *irregular = "start 2025-01-06T00:00:00Z\n"
+                               "timezone UTC\n"
+                               "horizon 3d\n"
+                               "workflow w\n"
+                               "  producer p cron \"0 9,17 * * *\" runs 1m publish t\n"
+                               "crash server at 1d08:00 for 24h\n";
+
+static void test_v2_irregular_outage(void **state)
+{
+    (void)state;
+    const int64_t ms100 = 100 * US_PER_MS;
+    struct sim_result r;
+    run(irregular, "", &r);
+    const int64_t starts[] = {MIN(9 * 60) + ms100, MIN(17 * 60) + ms100, MIN(57 * 60) + ms100,
+                              MIN(65 * 60) + ms100};
+    simtest_expect_starts(&r, -1, starts, 4);
+    simtest_expect_metric(&r, "missed", 2);
+    assert_int_equal(simtest_count(&r, "note", "No unmet start times"), 1);
+    sim_result_free(&r);
+    run(irregular, "controller=v1", &r);
+    const int64_t starts1[] = {MIN(9 * 60), MIN(17 * 60), MIN(56 * 60), MIN(57 * 60), MIN(65 * 60)};
+    simtest_expect_starts(&r, -1, starts1, 5);
+    sim_result_free(&r);
+}
+
+/* The same search when a Forbid Job ends after spanning several fires: the
+ * CronJob is created at 10:00, its first Job (17:00) runs 39 h, to 2d08:00
+ * (+100 ms).  There lastScheduleTime is 0d17:00: n = 3 as above, the search
+ * from 1d17:00 finds nothing, and 1d17:00 is dropped; 2d09:00's Job starts
+ * 100 ms after its fire. */
+static void test_v2_irregular_forbid(void **state)
+{
+    (void)state;
+    const char *text = "start 2025-01-06T10:00:00Z\n"
+                       "timezone UTC\n"
+                       "horizon 2d\n"
+                       "workflow w\n"
+                       "  producer p cron \"0 9,17 * * *\" runs 39h publish t\n";
+    struct sim_result r;
+    run(text, "concurrency_policy=Forbid", &r);
+    const int64_t starts[] = {MIN(7 * 60) + 100 * US_PER_MS, MIN(47 * 60) + 100 * US_PER_MS};
+    simtest_expect_starts(&r, -1, starts, 2);
+    assert_int_equal(simtest_count(&r, "note", "No unmet start times"), 1);
+    sim_result_free(&r);
+}
+
 /* Forbid with a Job longer than the period (every 5 min, 7 min): the fire at
  * 5m is skipped (JobAlreadyActive) but stays unmet; when the Job ends at 7m
  * its end syncs the CronJob and the Job for 5m starts at once (v2), and so
@@ -234,6 +289,8 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_docs_outage_v1),
+        cmocka_unit_test(test_v2_irregular_outage),
+        cmocka_unit_test(test_v2_irregular_forbid),
         cmocka_unit_test(test_forbid_long_job),
         cmocka_unit_test(test_replace_and_allow),
         cmocka_unit_test(test_dst_fall_back_twice),
