@@ -22,6 +22,8 @@
  *   latest from there (v2_most_recent: it may find none, dropping it); an
  *   estimate over 100 is a warning only.  Either way only the most recent
  *   unmet fire may start.
+ *   v2: a fire in the same UTC minute as lastScheduleTime: its Job's name
+ *   (CronJob + Unix minute) is taken, no Job (same_job_name).
  *   Forbid with an active Job: skipped (still unmet: it starts when the Job
  *   ends, while within the deadline).  Replace: the active Jobs are deleted
  *   (their pods killed).  Then a Job for the fire; lastScheduleTime = fire.
@@ -43,7 +45,7 @@
  * was when the host went down) or finished; the CronJob's active list holds
  * exactly its PENDING and RUNNING rows; `running` counts RUNNING rows.
  *
- * Durable: each CronJob's lastScheduleTime and active list, the Job rows
+ * Durable: each CronJob's lastScheduleTime, last Job and active list, the Job rows
  * (the API server's objects) while they are active: a finished Job's row
  * is forgotten (job_end).  Volatile: the controllers' timers. */
 #include <stdlib.h>
@@ -65,6 +67,7 @@ enum { CALENDAR_ROBFIG, CALENDAR_CRONIE };
 
 struct kc_cj {                     /* one CronJob */
     int64_t last_sched;            /* status.lastScheduleTime; -1 none */
+    uint64_t last_job;             /* the Job created last (row id; NONE: none) */
     uint64_t *act;                 /* status.active: Job rows */
     uint32_t nact, act_cap;
 };
@@ -229,7 +232,7 @@ static void pods_try(struct policy *p, int64_t now_us)
     sim_alarm(p->sim, p->pod_alarm, at);
 }
 
-static void job_create(struct policy *p, uint32_t h, int64_t fire, int64_t now_us)
+static uint64_t job_create(struct policy *p, uint32_t h, int64_t fire, int64_t now_us)
 {
     struct job j = {.handler = h, .status = JOB_PENDING, .available_us = now_us,
                     .due_us = nominal_of(p, h, fire), .item = UINT64_MAX};
@@ -240,6 +243,7 @@ static void job_create(struct policy *p, uint32_t h, int64_t fire, int64_t now_u
         cj->act = sim_drealloc(p->sim, cj->act, cj->act_cap * sizeof *cj->act);
     }
     cj->act[cj->nact++] = id;
+    return id;
 }
 
 /* A pod failed (or died with the cluster): the Job retries after the
@@ -271,6 +275,15 @@ static void jobs_delete_all(struct policy *p, uint32_t h)
 }
 
 /* --- the CronJob controller ------------------------------------------------------ */
+
+/* v2 names a Job after its CronJob and the fire's Unix time in minutes
+ * (cronjob_controllerv2.go getJobName, utils.go getTimeHashInMinutes):
+ * two fires in one UTC minute share a name.  (v1 used the Unix seconds.) */
+static int same_job_name(const struct policy *p, int64_t a_us, int64_t b_us)
+{
+    int64_t a = sim_utc_s(p->sim, a_us), b = sim_utc_s(p->sim, b_us);
+    return (a - ((a % 60) + 60) % 60) == (b - ((b % 60) + 60) % 60);
+}
 
 #define V2_BAD_SCHEDULE (-2)
 
@@ -349,13 +362,24 @@ static int64_t sync_cj(struct policy *p, uint32_t h, int64_t now_us)
             sim_note(p->sim, h, "TooManyMissedTimes: an estimated %lld missed start times (> %u)",
                      (long long)est, p->missed_limit);
     }
+    if (p->ctrl == CTRL_V2 && cj->last_sched >= 0 && same_job_name(p, due, cj->last_sched)) {
+        /* The Job's name is the CronJob's and the fire's minute: the Job of
+         * lastScheduleTime has it already.  Still active: the fire counts as
+         * processed (inActiveListByName); finished: the create fails with
+         * AlreadyExists and that Job is taken for this fire. */
+        struct job *j = cj->last_job != NONE ? jobs_find(&p->d->jobs, cj->last_job) : NULL;
+        if (!j || (j->status != JOB_PENDING && j->status != JOB_RUNNING))
+            cj->last_sched = due;
+        sim_note(p->sim, h, "Job name taken: a Job for this minute exists, none created");
+        return next_fire(p, h, now_us);
+    }
     if (p->conc == CONC_FORBID && cj->nact > 0) {
         sim_note(p->sim, h, "JobAlreadyActive: fire skipped (Forbid)");
         return next_fire(p, h, now_us);
     }
     if (p->conc == CONC_REPLACE)
         jobs_delete_all(p, h);
-    job_create(p, h, due, now_us);
+    cj->last_job = job_create(p, h, due, now_us);
     cj->last_sched = due;
     return next_fire(p, h, due);
 }
@@ -433,7 +457,7 @@ static struct policy *kc_create(struct sim *sim, void *durable, const struct par
         jobs_init(&d->jobs, sim_durable_realloc, sim);
         d->cj = sim_dalloc(sim, (p->t->nh + 1) * sizeof *d->cj);
         for (uint32_t h = 0; h < p->t->nh; h++)
-            d->cj[h] = (struct kc_cj){.last_sched = -1};
+            d->cj[h] = (struct kc_cj){.last_sched = -1, .last_job = NONE};
     }
     sim_declare_rows(sim, d->cj, sizeof *d->cj);
     sim_declare_run_rows(sim, &d->jobs);

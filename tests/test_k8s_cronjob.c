@@ -120,6 +120,41 @@ static void test_v2_irregular_forbid(void **state)
     sim_result_free(&r);
 }
 
+/* Fires less than a minute apart (every 30 s for 5 min): v2 names a Job
+ * after the fire's Unix minute (getJobName, getTimeHashInMinutes), so the
+ * fire at :30 finds its name taken by the Job of :00 and creates none: Jobs
+ * at 0, 60.1, 120.1, 180.1, 240.1 s only, where the old model ran 10.
+ * With Jobs of 45 s the :00 Job is still active at :30 (inActiveListByName:
+ * skipped) and finished when it ends at :45, whose sync finds :30 again:
+ * AlreadyExists, no Job either.  v1 named Jobs by the second: 10 runs. */
+static void test_v2_one_job_a_minute(void **state)
+{
+    (void)state;
+    const char *text = "start 2025-01-06T00:00:00Z\n"
+                       "horizon 5m\n"
+                       "workflow w\n"
+                       "  producer p every 30s runs 1s publish t\n";
+    const int64_t ms100 = 100 * US_PER_MS;
+    const int64_t starts[] = {0, MIN(1) + ms100, MIN(2) + ms100, MIN(3) + ms100, MIN(4) + ms100};
+    struct sim_result r;
+    run(text, "", &r);
+    simtest_expect_starts(&r, -1, starts, 5);
+    assert_int_equal(simtest_count(&r, "note", "Job name taken"), 5);
+    sim_result_free(&r);
+    run(text, "controller=v1", &r);
+    simtest_expect_metric(&r, "runs", 10);
+    sim_result_free(&r);
+
+    const char *longer = "start 2025-01-06T00:00:00Z\n"
+                         "horizon 5m\n"
+                         "workflow w\n"
+                         "  producer p every 30s runs 45s publish t\n";
+    run(longer, "", &r);
+    simtest_expect_starts(&r, -1, starts, 5);
+    simtest_expect_metric(&r, "overlaps", 0);
+    sim_result_free(&r);
+}
+
 /* Forbid with a Job longer than the period (every 5 min, 7 min): the fire at
  * 5m is skipped (JobAlreadyActive) but stays unmet; when the Job ends at 7m
  * its end syncs the CronJob and the Job for 5m starts at once (v2), and so
@@ -291,6 +326,7 @@ int main(void)
         cmocka_unit_test(test_docs_outage_v1),
         cmocka_unit_test(test_v2_irregular_outage),
         cmocka_unit_test(test_v2_irregular_forbid),
+        cmocka_unit_test(test_v2_one_job_a_minute),
         cmocka_unit_test(test_forbid_long_job),
         cmocka_unit_test(test_replace_and_allow),
         cmocka_unit_test(test_dst_fall_back_twice),
