@@ -37,8 +37,11 @@
  * (CAL_DST_ABSOLUTE).
  *
  * A Job runs one pod at a time: a failed pod is replaced after 10 s, 20 s,
- * 40 s ... (at most 10 min) until backoffLimit failures fail the Job.  With a
- * cluster capacity, pods beyond it wait (Pending) in creation order.
+ * 40 s ... (at most 10 min) until backoffLimit failures fail the Job
+ * (restartPolicy Never).  With OnFailure the kubelet restarts the container
+ * in its pod (CrashLoopBackOff) and the Job fails when the pod's restarts
+ * reach backoffLimit.  With a cluster capacity, pods beyond it wait
+ * (Pending) in creation order.
  *
  * Key invariant: a Job row is PENDING (its pod waits: backoff or capacity,
  * available_us = when it may start), RUNNING (its pod `run` is active, or
@@ -58,10 +61,16 @@
 #include "sim/rng.h"
 #include "sim/util.h"
 
-enum { T_SYNC = 1, T_TICK, T_POD, T_CON, T_UNSUSPEND };
+enum { T_SYNC = 1, T_TICK, T_POD, T_CON, T_UNSUSPEND, T_RESTART };
 enum { CTRL_V2, CTRL_V1 };
 enum { CONC_ALLOW, CONC_FORBID, CONC_REPLACE };
 enum { CALENDAR_ROBFIG, CALENDAR_CRONIE };
+enum { RESTART_NEVER, RESTART_ON_FAILURE };
+
+/* A Job row's tag (restart_policy=on_failure): its pod's container restarts
+ * so far, and whether the kubelet is waiting to restart it. */
+#define RESTART_WAIT 0x80000000u
+#define RESTART_COUNT(tag) ((tag) & ~RESTART_WAIT)
 
 #define NONE UINT64_MAX
 
@@ -88,6 +97,8 @@ struct policy {
     int suspend;
     int64_t susp_from_us, susp_to_us; /* suspended in [from, to) when suspend */
     uint32_t missed_limit, backoff_limit, capacity;
+    int on_failure;                /* restart_policy=on_failure */
+    struct backoff crash_backoff;  /* the kubelet's CrashLoopBackOff */
     int64_t check_us, list_us, requeue_us;
     struct backoff pod_backoff;
     struct sim_sched_opts opts;
@@ -144,6 +155,11 @@ static const struct param_def kc_params[] = {
      "pkg/controller/job/job_controller.go MaxJobPodFailureBackOff = 10 * time.Minute (the Job docs' "
      "\"capped at six minutes\" is the older MaxJobBackOff = 360 s)",
      "largest delay before a replacement pod"},
+    {"restart_policy", PARAM_ENUM, "never", "never|on_failure", 0, 0,
+     "Job docs (Handling Pod and container failures): restartPolicy OnFailure or Never; job_controller.go "
+     "pastBackoffLimitOnFailure",
+     "never: a failed pod is replaced by a new one; on_failure: the kubelet restarts the container in "
+     "place (CrashLoopBackOff) and the Job fails when the restarts reach backoffLimit"},
     {"cluster_capacity", PARAM_INT, "0", NULL, 0, 10000000,
      "simrun: the cluster's room for Job pods (a pod that does not fit stays Pending)",
      "0: unlimited; else at most this many Job pods run at once, the others wait in creation order"},
@@ -201,18 +217,25 @@ static void job_end(struct policy *p, uint64_t id, enum job_status st)
     jobs_forget(&p->d->jobs, id);
 }
 
-static void pod_start(struct policy *p, uint64_t id)
+/* The Job's container starts: in a new pod, or again in its pod. */
+static void container_start(struct policy *p, uint64_t id)
 {
     struct job *j = jobs_get(&p->d->jobs, id);
     struct run_req rq = RUN_REQ_INIT;
     rq.handler = j->handler;
-    rq.reason = j->attempts ? REASON_RETRY : REASON_SCHEDULE;
+    rq.reason = j->attempts || j->tag ? REASON_RETRY : REASON_SCHEDULE;
     rq.due_us = j->due_us;
     rq.retry_of = j->run;
     rq.tag = id;
     uint64_t run = sim_run_start(p->sim, &rq);
     j = jobs_get(&p->d->jobs, id);
     j->run = run;
+}
+
+static void pod_start(struct policy *p, uint64_t id)
+{
+    jobs_get(&p->d->jobs, id)->tag = 0; /* a new pod: no restarts yet */
+    container_start(p, id);
     jobs_update(&p->d->jobs, id, JOB_RUNNING, SIM_NEVER);
     p->running++;
 }
@@ -258,7 +281,56 @@ static void pod_failed(struct policy *p, uint64_t id, int64_t now_us)
     }
     if (j->status == JOB_RUNNING)
         p->running--;
+    j->tag = 0; /* the next pod starts with no restarts */
     jobs_update(&p->d->jobs, id, JOB_PENDING, now_us + backoff_delay(&p->pod_backoff, n));
+}
+
+/* restart_policy=on_failure: the container failed; its pod stays (RUNNING,
+ * holding its room).  The kubelet restarts it at once the first time, then
+ * after 10 s, 20 s ... at most 5 min (kubeGenericRuntimeManager.doBackOff:
+ * no back-off entry yet, then flowcontrol.Backoff from 10 s to
+ * MaxContainerBackOff = 300 s). */
+static void container_failed(struct policy *p, uint64_t id, int64_t now_us)
+{
+    struct job *j = jobs_get(&p->d->jobs, id);
+    uint32_t k = RESTART_COUNT(j->tag) + 1; /* the restart to come */
+    int64_t delay = k == 1 ? 0 : backoff_delay(&p->crash_backoff, k - 1);
+    j->tag |= RESTART_WAIT;
+    sim_timer_at(p->sim, now_us + delay, T_RESTART, id);
+}
+
+/* pastBackoffLimitOnFailure: the Job fails once its pod's restarts reach
+ * backoffLimit (with 0: at the first restart). */
+static int past_restart_limit(const struct policy *p, const struct job *j)
+{
+    uint32_t n = RESTART_COUNT(j->tag);
+    return p->backoff_limit == 0 ? n > 0 : n >= p->backoff_limit;
+}
+
+/* The Job controller fails a Job past its restart limit, killing its pod. */
+static int restart_limit_check(struct policy *p, uint64_t id)
+{
+    struct job *j = jobs_get(&p->d->jobs, id);
+    if (!p->on_failure || j->status != JOB_RUNNING || !past_restart_limit(p, j))
+        return 0;
+    if (!(j->tag & RESTART_WAIT))
+        sim_run_cancel(p->sim, j->run);
+    sim_note(p->sim, j->handler, "BackoffLimitExceeded: %u container restarts", RESTART_COUNT(j->tag));
+    job_end(p, id, JOB_FAILED);
+    return 1;
+}
+
+/* The kubelet restarts the container: its restart count goes up, which the
+ * Job controller (if up) sees at once. */
+static void container_restart(struct policy *p, uint64_t id)
+{
+    struct job *j = jobs_find(&p->d->jobs, id);
+    if (!j || j->status != JOB_RUNNING || !(j->tag & RESTART_WAIT))
+        return; /* the Job was deleted (Replace) meanwhile */
+    j->tag = RESTART_COUNT(j->tag) + 1;
+    if (!p->server_down && restart_limit_check(p, id))
+        return;
+    container_start(p, id);
 }
 
 /* Replace: every active Job of the CronJob is deleted, its pod killed. */
@@ -268,7 +340,7 @@ static void jobs_delete_all(struct policy *p, uint32_t h)
     while (cj->nact > 0) {
         uint64_t id = cj->act[cj->nact - 1];
         struct job *j = jobs_get(&p->d->jobs, id);
-        if (j->status == JOB_RUNNING)
+        if (j->status == JOB_RUNNING && !(j->tag & RESTART_WAIT))
             sim_run_cancel(p->sim, j->run);
         job_end(p, id, JOB_FAILED);
     }
@@ -406,6 +478,13 @@ static void sync_all(struct policy *p, int64_t now_us)
 {
     if (p->server_down || p->stopping)
         return;
+    if (p->on_failure) /* restarts while the Job controller was away */
+        for (uint32_t h = 0; h < p->t->nh; h++) {
+            struct kc_cj *cj = is_prod(p, h) ? &p->d->cj[h] : NULL;
+            for (uint32_t i = 0; cj && i < cj->nact;)
+                if (!restart_limit_check(p, cj->act[i]))
+                    i++;
+        }
     if (p->ctrl == CTRL_V1) {
         v1_pass(p, now_us);
     } else {
@@ -439,6 +518,8 @@ static struct policy *kc_create(struct sim *sim, void *durable, const struct par
     p->backoff_limit = (uint32_t)params_get(ps, "backoff_limit");
     p->pod_backoff = backoff_exp(params_get(ps, "pod_backoff"), params_get(ps, "pod_backoff_max"), 0);
     p->capacity = (uint32_t)params_get(ps, "cluster_capacity");
+    p->on_failure = params_get(ps, "restart_policy") == RESTART_ON_FAILURE;
+    p->crash_backoff = backoff_exp(10 * US_PER_S, 300 * US_PER_S, 0);
     p->opts.zone = params_zone(ps, "time_zone", NULL);
     p->opts.dst = params_get(ps, "calendar") == CALENDAR_ROBFIG ? CAL_DST_ABSOLUTE : CAL_DST_CRONIE;
 
@@ -537,6 +618,9 @@ static void kc_on_timer(struct policy *p, uint32_t tag, uint64_t arg, int64_t no
     case T_CON:
         conrun_on_timer(p->con, arg, now_us);
         break;
+    case T_RESTART:
+        container_restart(p, arg);
+        break;
     default:
         SIM_ASSERT(0 && "unknown timer tag");
     }
@@ -552,6 +636,8 @@ static void kc_on_run_end(struct policy *p, const struct run_result *r, int64_t 
         return; /* a pod of a Job deleted meanwhile (or failed since) */
     if (r->outcome == OUT_COMMITTED)
         job_end(p, id, JOB_COMPLETED);
+    else if (p->on_failure)
+        container_failed(p, id, now_us);
     else
         pod_failed(p, id, now_us);
     if (p->stopping || p->server_down)

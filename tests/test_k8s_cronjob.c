@@ -287,6 +287,42 @@ static void test_job_backoff(void **state)
     sim_result_free(&r);
 }
 
+/* restartPolicy OnFailure: the pod stays and the kubelet restarts its
+ * container, at once the first time, then after 10 s, 20 s, 40 s, 80 s
+ * (CrashLoopBackOff); the Job fails when the restart count reaches
+ * backoffLimit = 6 (pastBackoffLimitOnFailure), so after 6 failed runs,
+ * not 7.  Runs of 1 s fail at 0.9 s: starts 0, 0.9, 1.8 + 10 = 11.8, 12.7 +
+ * 20 = 32.7, 33.6 + 40 = 73.6, 74.5 + 80 = 154.5; the 6th restart, at
+ * 155.4 + 160 = 315.4 s, fails the Job. */
+static void test_restart_on_failure(void **state)
+{
+    (void)state;
+    const char *text = "horizon 1h\n"
+                       "workflow w\n"
+                       "  producer p at 0 runs 1s publish t\n"
+                       "fail w.p transient 100%\n";
+    struct sim_result r;
+    run(text, "restart_policy=on_failure", &r);
+    const int64_t starts[] = {0, S(0.9), S(11.8), S(32.7), S(73.6), S(154.5)};
+    simtest_expect_starts(&r, -1, starts, 6);
+    assert_int_equal(simtest_nth(&r, "note", "BackoffLimitExceeded", 0), S(315.4));
+    sim_result_free(&r);
+    /* The Job controller (the controller manager) down from 1 min to
+     * 1h01m: a 10 min run fails at 9 min and the kubelet restarts it at
+     * once (count 1, backoffLimit 1); nobody fails the Job until the
+     * controller is back and kills that run (cut off). */
+    const char *down = "horizon 1h\n"
+                       "workflow w\n"
+                       "  producer p at 0 runs 10m publish t\n"
+                       "fail w.p transient 100%\n"
+                       "crash server at 1m for 1h\n";
+    run(down, "restart_policy=on_failure backoff_limit=1", &r);
+    assert_int_equal(simtest_nth(&r, "start", NULL, 1), MIN(9));
+    assert_int_equal(simtest_nth(&r, "note", "BackoffLimitExceeded", 0), MIN(61));
+    simtest_expect_metric(&r, "runs_cutoff", 1);
+    sim_result_free(&r);
+}
+
 /* The cluster's capacity: 12 CronJobs due at 0, room for 10 pods of 1 min:
  * 10 start at 0, 2 wait (Pending) until pods end at 1m. */
 static void test_capacity(void **state)
@@ -332,6 +368,7 @@ int main(void)
         cmocka_unit_test(test_dst_fall_back_twice),
         cmocka_unit_test(test_suspend_window),
         cmocka_unit_test(test_job_backoff),
+        cmocka_unit_test(test_restart_on_failure),
         cmocka_unit_test(test_capacity),
         cmocka_unit_test(test_consumer),
     };
