@@ -114,7 +114,8 @@ struct policy {
 
 static const struct param_def kc_params[] = {
     {"controller", PARAM_ENUM, "v2", "v2|v1", 0, 0,
-     "kubernetes/kubernetes PR #93370 (v2, default since 1.21), PR #104470 (v1 removed in 1.23)",
+     "kubernetes/kubernetes PR #93370 (v2, default since 1.21), PR #104470 \"Remove GAed feature gate "
+     "CronJobControllerV2\" (v1 removed in 1.23)",
      "v2: informer-driven, one sync per CronJob at its next fire + 100 ms; v1: every CronJob on a 10 s loop"},
     {"concurrency_policy", PARAM_ENUM, "Allow", "Allow|Forbid|Replace", 0, 0,
      "kubernetes.io/docs/concepts/workloads/controllers/cron-jobs (Concurrency policy)",
@@ -134,7 +135,8 @@ static const struct param_def kc_params[] = {
      "robfig/cron v3 spec.go SpecSchedule.Next (wall-clock match per instant); issue kubernetes/kubernetes#121594",
      "robfig: a repeated wall time fires twice, one in a gap never; cronie: the scenario's rule (docs/calendar.md)"},
     {"missed_limit", PARAM_INT, "100", NULL, 1, 1000000,
-     "pkg/controller/cronjob/utils.go (v1 getRecentUnmetScheduleTimes, v2 mostRecentScheduleTime): 100",
+     "pkg/controller/cronjob/utils.go: v1 getRecentUnmetScheduleTimes counts the fires (> 100: error); "
+     "v2 mostRecentScheduleTime estimates (now - t1) / (t2 - t1) + 1 (> 100: warning)",
      "more unmet fires than this: v1 starts nothing (error FailedNeedsStart, for ever), v2 only warns"},
     {"check_period", PARAM_DURATION, "10s", NULL, US_PER_MS, US_PER_DAY,
      "v1 cronjob_controller.go Run: wait.Until(jm.syncAll, 10*time.Second)", "controller=v1: the sync loop's period"},
