@@ -48,9 +48,10 @@
  * was when the host went down) or finished; the CronJob's active list holds
  * exactly its PENDING and RUNNING rows; `running` counts RUNNING rows.
  *
- * Durable: each CronJob's lastScheduleTime, last Job and active list, the Job rows
- * (the API server's objects) while they are active: a finished Job's row
- * is forgotten (job_end).  Volatile: the controllers' timers. */
+ * Durable: each CronJob's lastScheduleTime, last Job and active list, the
+ * Job rows (the API server's objects, with their pod's restart count)
+ * while they are active: a finished Job's row is forgotten (job_end).
+ * Volatile: the controllers' timers and the kubelet's restart timers. */
 #include <stdlib.h>
 
 #include "sim/backoff.h"
