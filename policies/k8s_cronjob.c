@@ -16,9 +16,14 @@
  *   earliest = lastScheduleTime (before the first: the CronJob's creation,
  *   just before t = 0), or now - startingDeadlineSeconds if later;
  *   the unmet fires are those in (earliest, now]; none: nothing to do.
- *   v1: more than 100 of them: an error, nothing started, and since
- *   lastScheduleTime does not move the error repeats for ever.  v2: a
- *   warning only.  Either way only the most recent unmet fire may start.
+ *   v1 walks them: more than 100: an error, nothing started, and since
+ *   lastScheduleTime does not move the error repeats for ever.  v2
+ *   estimates their number from the first interval and searches for the
+ *   latest from there (v2_most_recent: it may find none, dropping it); an
+ *   estimate over 100 is a warning only.  Either way only the most recent
+ *   unmet fire may start.
+ *   v2: a fire in the same UTC minute as lastScheduleTime: its Job's name
+ *   (CronJob + Unix minute) is taken, no Job (same_job_name).
  *   Forbid with an active Job: skipped (still unmet: it starts when the Job
  *   ends, while within the deadline).  Replace: the active Jobs are deleted
  *   (their pods killed).  Then a Job for the fire; lastScheduleTime = fire.
@@ -32,17 +37,21 @@
  * (CAL_DST_ABSOLUTE).
  *
  * A Job runs one pod at a time: a failed pod is replaced after 10 s, 20 s,
- * 40 s ... (at most 6 min) until backoffLimit failures fail the Job.  With a
- * cluster capacity, pods beyond it wait (Pending) in creation order.
+ * 40 s ... (at most 10 min) until backoffLimit failures fail the Job
+ * (restartPolicy Never).  With OnFailure the kubelet restarts the container
+ * in its pod (CrashLoopBackOff) and the Job fails when the pod's restarts
+ * reach backoffLimit.  With a cluster capacity, pods beyond it wait
+ * (Pending) in creation order.
  *
  * Key invariant: a Job row is PENDING (its pod waits: backoff or capacity,
  * available_us = when it may start), RUNNING (its pod `run` is active, or
  * was when the host went down) or finished; the CronJob's active list holds
  * exactly its PENDING and RUNNING rows; `running` counts RUNNING rows.
  *
- * Durable: each CronJob's lastScheduleTime and active list, the Job rows
- * (the API server's objects) while they are active: a finished Job's row
- * is forgotten (job_end).  Volatile: the controllers' timers. */
+ * Durable: each CronJob's lastScheduleTime, last Job and active list, the
+ * Job rows (the API server's objects, with their pod's restart count)
+ * while they are active: a finished Job's row is forgotten (job_end).
+ * Volatile: the controllers' timers and the kubelet's restart timers. */
 #include <stdlib.h>
 
 #include "sim/backoff.h"
@@ -53,15 +62,22 @@
 #include "sim/rng.h"
 #include "sim/util.h"
 
-enum { T_SYNC = 1, T_TICK, T_POD, T_CON, T_UNSUSPEND };
+enum { T_SYNC = 1, T_TICK, T_POD, T_CON, T_UNSUSPEND, T_RESTART };
 enum { CTRL_V2, CTRL_V1 };
 enum { CONC_ALLOW, CONC_FORBID, CONC_REPLACE };
 enum { CALENDAR_ROBFIG, CALENDAR_CRONIE };
+enum { RESTART_NEVER, RESTART_ON_FAILURE };
+
+/* A Job row's tag (restart_policy=on_failure): its pod's container restarts
+ * so far, and whether the kubelet is waiting to restart it. */
+#define RESTART_WAIT 0x80000000u
+#define RESTART_COUNT(tag) ((tag) & ~RESTART_WAIT)
 
 #define NONE UINT64_MAX
 
 struct kc_cj {                     /* one CronJob */
     int64_t last_sched;            /* status.lastScheduleTime; -1 none */
+    uint64_t last_job;             /* the Job created last (row id; NONE: none) */
     uint64_t *act;                 /* status.active: Job rows */
     uint32_t nact, act_cap;
 };
@@ -82,6 +98,8 @@ struct policy {
     int suspend;
     int64_t susp_from_us, susp_to_us; /* suspended in [from, to) when suspend */
     uint32_t missed_limit, backoff_limit, capacity;
+    int on_failure;                /* restart_policy=on_failure */
+    struct backoff crash_backoff;  /* the kubelet's CrashLoopBackOff */
     int64_t check_us, list_us, requeue_us;
     struct backoff pod_backoff;
     struct sim_sched_opts opts;
@@ -97,7 +115,8 @@ struct policy {
 
 static const struct param_def kc_params[] = {
     {"controller", PARAM_ENUM, "v2", "v2|v1", 0, 0,
-     "kubernetes/kubernetes PR #93370 (v2, default since 1.21), PR #104470 (v1 removed in 1.23)",
+     "kubernetes/kubernetes PR #93370 (v2, default since 1.21), PR #104470 \"Remove GAed feature gate "
+     "CronJobControllerV2\" (v1 removed in 1.23)",
      "v2: informer-driven, one sync per CronJob at its next fire + 100 ms; v1: every CronJob on a 10 s loop"},
     {"concurrency_policy", PARAM_ENUM, "Allow", "Allow|Forbid|Replace", 0, 0,
      "kubernetes.io/docs/concepts/workloads/controllers/cron-jobs (Concurrency policy)",
@@ -117,7 +136,8 @@ static const struct param_def kc_params[] = {
      "robfig/cron v3 spec.go SpecSchedule.Next (wall-clock match per instant); issue kubernetes/kubernetes#121594",
      "robfig: a repeated wall time fires twice, one in a gap never; cronie: the scenario's rule (docs/calendar.md)"},
     {"missed_limit", PARAM_INT, "100", NULL, 1, 1000000,
-     "pkg/controller/cronjob/utils.go (v1 getRecentUnmetScheduleTimes, v2 mostRecentScheduleTime): 100",
+     "pkg/controller/cronjob/utils.go: v1 getRecentUnmetScheduleTimes counts the fires (> 100: error); "
+     "v2 mostRecentScheduleTime estimates (now - t1) / (t2 - t1) + 1 (> 100: warning)",
      "more unmet fires than this: v1 starts nothing (error FailedNeedsStart, for ever), v2 only warns"},
     {"check_period", PARAM_DURATION, "10s", NULL, US_PER_MS, US_PER_DAY,
      "v1 cronjob_controller.go Run: wait.Until(jm.syncAll, 10*time.Second)", "controller=v1: the sync loop's period"},
@@ -131,10 +151,18 @@ static const struct param_def kc_params[] = {
      "kubernetes.io/docs/concepts/workloads/controllers/job (Pod backoff failure policy): backoffLimit 6",
      "failed pods after which a Job fails"},
     {"pod_backoff", PARAM_DURATION, "10s", NULL, 0, US_PER_DAY,
-     "Job docs: failed pods are recreated after 10 s, 20 s, 40 s ..., capped at six minutes",
+     "pkg/controller/job/job_controller.go DefaultJobPodFailureBackOff = 10 * time.Second; backoff_utils.go "
+     "getRemainingTimeForFailuresCount doubles it per failure",
      "delay before the first replacement pod, doubling each time"},
-    {"pod_backoff_max", PARAM_DURATION, "6m", NULL, 0, US_PER_DAY, "Job docs: capped at six minutes",
+    {"pod_backoff_max", PARAM_DURATION, "10m", NULL, 0, US_PER_DAY,
+     "pkg/controller/job/job_controller.go MaxJobPodFailureBackOff = 10 * time.Minute (the Job docs' "
+     "\"capped at six minutes\" is the older MaxJobBackOff = 360 s)",
      "largest delay before a replacement pod"},
+    {"restart_policy", PARAM_ENUM, "never", "never|on_failure", 0, 0,
+     "Job docs (Handling Pod and container failures): restartPolicy OnFailure or Never; job_controller.go "
+     "pastBackoffLimitOnFailure",
+     "never: a failed pod is replaced by a new one; on_failure: the kubelet restarts the container in "
+     "place (CrashLoopBackOff) and the Job fails when the restarts reach backoffLimit"},
     {"cluster_capacity", PARAM_INT, "0", NULL, 0, 10000000,
      "simrun: the cluster's room for Job pods (a pod that does not fit stays Pending)",
      "0: unlimited; else at most this many Job pods run at once, the others wait in creation order"},
@@ -192,18 +220,25 @@ static void job_end(struct policy *p, uint64_t id, enum job_status st)
     jobs_forget(&p->d->jobs, id);
 }
 
-static void pod_start(struct policy *p, uint64_t id)
+/* The Job's container starts: in a new pod, or again in its pod. */
+static void container_start(struct policy *p, uint64_t id)
 {
     struct job *j = jobs_get(&p->d->jobs, id);
     struct run_req rq = RUN_REQ_INIT;
     rq.handler = j->handler;
-    rq.reason = j->attempts ? REASON_RETRY : REASON_SCHEDULE;
+    rq.reason = j->attempts || j->tag ? REASON_RETRY : REASON_SCHEDULE;
     rq.due_us = j->due_us;
     rq.retry_of = j->run;
     rq.tag = id;
     uint64_t run = sim_run_start(p->sim, &rq);
     j = jobs_get(&p->d->jobs, id);
     j->run = run;
+}
+
+static void pod_start(struct policy *p, uint64_t id)
+{
+    jobs_get(&p->d->jobs, id)->tag = 0; /* a new pod: no restarts yet */
+    container_start(p, id);
     jobs_update(&p->d->jobs, id, JOB_RUNNING, SIM_NEVER);
     p->running++;
 }
@@ -223,7 +258,7 @@ static void pods_try(struct policy *p, int64_t now_us)
     sim_alarm(p->sim, p->pod_alarm, at);
 }
 
-static void job_create(struct policy *p, uint32_t h, int64_t fire, int64_t now_us)
+static uint64_t job_create(struct policy *p, uint32_t h, int64_t fire, int64_t now_us)
 {
     struct job j = {.handler = h, .status = JOB_PENDING, .available_us = now_us,
                     .due_us = nominal_of(p, h, fire), .item = UINT64_MAX};
@@ -234,6 +269,7 @@ static void job_create(struct policy *p, uint32_t h, int64_t fire, int64_t now_u
         cj->act = sim_drealloc(p->sim, cj->act, cj->act_cap * sizeof *cj->act);
     }
     cj->act[cj->nact++] = id;
+    return id;
 }
 
 /* A pod failed (or died with the cluster): the Job retries after the
@@ -248,7 +284,56 @@ static void pod_failed(struct policy *p, uint64_t id, int64_t now_us)
     }
     if (j->status == JOB_RUNNING)
         p->running--;
+    j->tag = 0; /* the next pod starts with no restarts */
     jobs_update(&p->d->jobs, id, JOB_PENDING, now_us + backoff_delay(&p->pod_backoff, n));
+}
+
+/* restart_policy=on_failure: the container failed; its pod stays (RUNNING,
+ * holding its room).  The kubelet restarts it at once the first time, then
+ * after 10 s, 20 s ... at most 5 min (kubeGenericRuntimeManager.doBackOff:
+ * no back-off entry yet, then flowcontrol.Backoff from 10 s to
+ * MaxContainerBackOff = 300 s). */
+static void container_failed(struct policy *p, uint64_t id, int64_t now_us)
+{
+    struct job *j = jobs_get(&p->d->jobs, id);
+    uint32_t k = RESTART_COUNT(j->tag) + 1; /* the restart to come */
+    int64_t delay = k == 1 ? 0 : backoff_delay(&p->crash_backoff, k - 1);
+    j->tag |= RESTART_WAIT;
+    sim_timer_at(p->sim, now_us + delay, T_RESTART, id);
+}
+
+/* pastBackoffLimitOnFailure: the Job fails once its pod's restarts reach
+ * backoffLimit (with 0: at the first restart). */
+static int past_restart_limit(const struct policy *p, const struct job *j)
+{
+    uint32_t n = RESTART_COUNT(j->tag);
+    return p->backoff_limit == 0 ? n > 0 : n >= p->backoff_limit;
+}
+
+/* The Job controller fails a Job past its restart limit, killing its pod. */
+static int restart_limit_check(struct policy *p, uint64_t id)
+{
+    struct job *j = jobs_get(&p->d->jobs, id);
+    if (!p->on_failure || j->status != JOB_RUNNING || !past_restart_limit(p, j))
+        return 0;
+    if (!(j->tag & RESTART_WAIT))
+        sim_run_cancel(p->sim, j->run);
+    sim_note(p->sim, j->handler, "BackoffLimitExceeded: %u container restarts", RESTART_COUNT(j->tag));
+    job_end(p, id, JOB_FAILED);
+    return 1;
+}
+
+/* The kubelet restarts the container: its restart count goes up, which the
+ * Job controller (if up) sees at once. */
+static void container_restart(struct policy *p, uint64_t id)
+{
+    struct job *j = jobs_find(&p->d->jobs, id);
+    if (!j || j->status != JOB_RUNNING || !(j->tag & RESTART_WAIT))
+        return; /* the Job was deleted (Replace) meanwhile */
+    j->tag = RESTART_COUNT(j->tag) + 1;
+    if (!p->server_down && restart_limit_check(p, id))
+        return;
+    container_start(p, id);
 }
 
 /* Replace: every active Job of the CronJob is deleted, its pod killed. */
@@ -258,13 +343,55 @@ static void jobs_delete_all(struct policy *p, uint32_t h)
     while (cj->nact > 0) {
         uint64_t id = cj->act[cj->nact - 1];
         struct job *j = jobs_get(&p->d->jobs, id);
-        if (j->status == JOB_RUNNING)
+        if (j->status == JOB_RUNNING && !(j->tag & RESTART_WAIT))
             sim_run_cancel(p->sim, j->run);
         job_end(p, id, JOB_FAILED);
     }
 }
 
 /* --- the CronJob controller ------------------------------------------------------ */
+
+/* v2 names a Job after its CronJob and the fire's Unix time in minutes
+ * (cronjob_controllerv2.go getJobName, utils.go getTimeHashInMinutes):
+ * two fires in one UTC minute share a name.  (v1 used the Unix seconds.) */
+static int same_job_name(const struct policy *p, int64_t a_us, int64_t b_us)
+{
+    int64_t a = sim_utc_s(p->sim, a_us), b = sim_utc_s(p->sim, b_us);
+    return (a - ((a % 60) + 60) % 60) == (b - ((b % 60) + 60) % 60);
+}
+
+#define V2_BAD_SCHEDULE (-2)
+
+/* v2's choice of the fire to act on (utils.go mostRecentScheduleTime, as
+ * since 1.28): t1 and t2 are the first two fires after earliest; with now
+ * before t1 there is none, before t2 it is t1.  Otherwise the gap t2 - t1,
+ * rounded to whole seconds, is taken for every interval: the estimate of
+ * unmet fires is n = (whole seconds from t1 to now) / gap + 1, and the
+ * search walks the fires from t1 + (n - 2) * gap up to now, keeping the
+ * last.  For a schedule whose later intervals are longer than the first
+ * the search can start past the latest unmet fire: it finds none (-1) and
+ * that fire is dropped.  *est: n (0 when now is before t2).
+ * V2_BAD_SCHEDULE: a gap under a second (the code's InvalidSchedule). */
+static int64_t v2_most_recent(struct policy *p, uint32_t h, int64_t earliest, int64_t now_us, int64_t *est)
+{
+    *est = 0;
+    int64_t t1 = next_fire(p, h, earliest);
+    if (t1 == SIM_NEVER || now_us < t1)
+        return -1;
+    int64_t t2 = next_fire(p, h, t1);
+    if (t2 == SIM_NEVER || now_us < t2)
+        return t1;
+    int64_t gap_s = (t2 - t1 + US_PER_S / 2) / US_PER_S;
+    if (gap_s < 1)
+        return V2_BAD_SCHEDULE;
+    int64_t n = (now_us - t1) / US_PER_S / gap_s + 1;
+    *est = n;
+    int64_t last = -1;
+    for (int64_t t = next_fire(p, h, t1 + (n - 2) * gap_s * US_PER_S); t != SIM_NEVER && t <= now_us;
+         t = next_fire(p, h, t))
+        last = t;
+    return last;
+}
 
 /* One sync of CronJob h (the rules at the head of the file); returns the
  * instant it next has something to do (SIM_NEVER: only an event can wake
@@ -278,22 +405,48 @@ static int64_t sync_cj(struct policy *p, uint32_t h, int64_t now_us)
     if (p->deadline_us >= 0 && now_us - p->deadline_us > earliest)
         earliest = now_us - p->deadline_us;
     int64_t due = -1;
-    uint64_t n = 0;
-    for (int64_t t = next_fire(p, h, earliest); t != SIM_NEVER && t <= now_us; t = next_fire(p, h, t)) {
-        due = t;
-        if (++n > p->missed_limit && p->ctrl == CTRL_V1)
-            break;
-    }
-    if (n == 0)
-        return next_fire(p, h, earliest);
-    if (n > p->missed_limit) {
-        if (p->ctrl == CTRL_V1) {
+    if (p->ctrl == CTRL_V1) {
+        uint64_t n = 0;
+        for (int64_t t = next_fire(p, h, earliest); t != SIM_NEVER && t <= now_us; t = next_fire(p, h, t)) {
+            due = t;
+            if (++n > p->missed_limit)
+                break;
+        }
+        if (n == 0)
+            return next_fire(p, h, earliest);
+        if (n > p->missed_limit) {
             if (!p->stuck[h])
                 sim_note(p->sim, h, "FailedNeedsStart: too many missed start times (> %u)", p->missed_limit);
             p->stuck[h] = 1;
             return SIM_NEVER; /* lastScheduleTime stays: the same error at every pass */
         }
-        sim_note(p->sim, h, "TooManyMissedTimes: more than %u missed start times", p->missed_limit);
+    } else {
+        int64_t est;
+        due = v2_most_recent(p, h, earliest, now_us, &est);
+        if (due == V2_BAD_SCHEDULE) {
+            sim_note(p->sim, h, "InvalidSchedule: two fires less than a second apart");
+            return SIM_NEVER; /* not reconciled again until the spec changes */
+        }
+        if (due < 0) {
+            if (est > 0)
+                sim_note(p->sim, h, "No unmet start times: the search from the estimate (%lld missed) "
+                         "starts past the latest unmet fire", (long long)est);
+            return next_fire(p, h, now_us);
+        }
+        if (est > (int64_t)p->missed_limit)
+            sim_note(p->sim, h, "TooManyMissedTimes: an estimated %lld missed start times (> %u)",
+                     (long long)est, p->missed_limit);
+    }
+    if (p->ctrl == CTRL_V2 && cj->last_sched >= 0 && same_job_name(p, due, cj->last_sched)) {
+        /* The Job's name is the CronJob's and the fire's minute: the Job of
+         * lastScheduleTime has it already.  Still active: the fire counts as
+         * processed (inActiveListByName); finished: the create fails with
+         * AlreadyExists and that Job is taken for this fire. */
+        struct job *j = cj->last_job != NONE ? jobs_find(&p->d->jobs, cj->last_job) : NULL;
+        if (!j || (j->status != JOB_PENDING && j->status != JOB_RUNNING))
+            cj->last_sched = due;
+        sim_note(p->sim, h, "Job name taken: a Job for this minute exists, none created");
+        return next_fire(p, h, now_us);
     }
     if (p->conc == CONC_FORBID && cj->nact > 0) {
         sim_note(p->sim, h, "JobAlreadyActive: fire skipped (Forbid)");
@@ -301,7 +454,7 @@ static int64_t sync_cj(struct policy *p, uint32_t h, int64_t now_us)
     }
     if (p->conc == CONC_REPLACE)
         jobs_delete_all(p, h);
-    job_create(p, h, due, now_us);
+    cj->last_job = job_create(p, h, due, now_us);
     cj->last_sched = due;
     return next_fire(p, h, due);
 }
@@ -328,6 +481,13 @@ static void sync_all(struct policy *p, int64_t now_us)
 {
     if (p->server_down || p->stopping)
         return;
+    if (p->on_failure) /* restarts while the Job controller was away */
+        for (uint32_t h = 0; h < p->t->nh; h++) {
+            struct kc_cj *cj = is_prod(p, h) ? &p->d->cj[h] : NULL;
+            for (uint32_t i = 0; cj && i < cj->nact;)
+                if (!restart_limit_check(p, cj->act[i]))
+                    i++;
+        }
     if (p->ctrl == CTRL_V1) {
         v1_pass(p, now_us);
     } else {
@@ -361,6 +521,8 @@ static struct policy *kc_create(struct sim *sim, void *durable, const struct par
     p->backoff_limit = (uint32_t)params_get(ps, "backoff_limit");
     p->pod_backoff = backoff_exp(params_get(ps, "pod_backoff"), params_get(ps, "pod_backoff_max"), 0);
     p->capacity = (uint32_t)params_get(ps, "cluster_capacity");
+    p->on_failure = params_get(ps, "restart_policy") == RESTART_ON_FAILURE;
+    p->crash_backoff = backoff_exp(10 * US_PER_S, 300 * US_PER_S, 0);
     p->opts.zone = params_zone(ps, "time_zone", NULL);
     p->opts.dst = params_get(ps, "calendar") == CALENDAR_ROBFIG ? CAL_DST_ABSOLUTE : CAL_DST_CRONIE;
 
@@ -379,7 +541,7 @@ static struct policy *kc_create(struct sim *sim, void *durable, const struct par
         jobs_init(&d->jobs, sim_durable_realloc, sim);
         d->cj = sim_dalloc(sim, (p->t->nh + 1) * sizeof *d->cj);
         for (uint32_t h = 0; h < p->t->nh; h++)
-            d->cj[h] = (struct kc_cj){.last_sched = -1};
+            d->cj[h] = (struct kc_cj){.last_sched = -1, .last_job = NONE};
     }
     sim_declare_rows(sim, d->cj, sizeof *d->cj);
     sim_declare_run_rows(sim, &d->jobs);
@@ -459,6 +621,9 @@ static void kc_on_timer(struct policy *p, uint32_t tag, uint64_t arg, int64_t no
     case T_CON:
         conrun_on_timer(p->con, arg, now_us);
         break;
+    case T_RESTART:
+        container_restart(p, arg);
+        break;
     default:
         SIM_ASSERT(0 && "unknown timer tag");
     }
@@ -474,6 +639,8 @@ static void kc_on_run_end(struct policy *p, const struct run_result *r, int64_t 
         return; /* a pod of a Job deleted meanwhile (or failed since) */
     if (r->outcome == OUT_COMMITTED)
         job_end(p, id, JOB_COMPLETED);
+    else if (p->on_failure)
+        container_failed(p, id, now_us);
     else
         pod_failed(p, id, now_us);
     if (p->stopping || p->server_down)

@@ -65,6 +65,96 @@ static void test_docs_outage_v1(void **state)
     sim_result_free(&r);
 }
 
+/* v2 after an outage, on a schedule whose intervals differ (the review's
+ * case, utils.go mostRecentScheduleTime since 1.28): "0 9,17 * * *", the
+ * controller down from day 1 08:00 to day 2 08:00.  lastScheduleTime is
+ * 0d17:00; at the restart t1 = 1d09:00, t2 = 1d17:00, the gap 8 h, 23 h
+ * elapsed: n = 23 / 8 + 1 = 3, the search starts at t1 + (3 - 2) * 8 h =
+ * 1d17:00 and its next fire, 2d09:00, is after now: no Job ("No unmet start
+ * times"); the next one is 2d09:00's, 100 ms after it.  The old model
+ * started 1d17:00's Job at 2d08:00.  v1 walks every fire and starts the
+ * most recent (1d17:00) at its pass at 2d08:00. */
+static const char *irregular = "start 2025-01-06T00:00:00Z\n"
+                               "timezone UTC\n"
+                               "horizon 3d\n"
+                               "workflow w\n"
+                               "  producer p cron \"0 9,17 * * *\" runs 1m publish t\n"
+                               "crash server at 1d08:00 for 24h\n";
+
+static void test_v2_irregular_outage(void **state)
+{
+    (void)state;
+    const int64_t ms100 = 100 * US_PER_MS;
+    struct sim_result r;
+    run(irregular, "", &r);
+    const int64_t starts[] = {MIN(9 * 60) + ms100, MIN(17 * 60) + ms100, MIN(57 * 60) + ms100,
+                              MIN(65 * 60) + ms100};
+    simtest_expect_starts(&r, -1, starts, 4);
+    simtest_expect_metric(&r, "missed", 2);
+    assert_int_equal(simtest_count(&r, "note", "No unmet start times"), 1);
+    sim_result_free(&r);
+    run(irregular, "controller=v1", &r);
+    const int64_t starts1[] = {MIN(9 * 60), MIN(17 * 60), MIN(56 * 60), MIN(57 * 60), MIN(65 * 60)};
+    simtest_expect_starts(&r, -1, starts1, 5);
+    sim_result_free(&r);
+}
+
+/* The same search when a Forbid Job ends after spanning several fires: the
+ * CronJob is created at 10:00, its first Job (17:00) runs 39 h, to 2d08:00
+ * (+100 ms).  There lastScheduleTime is 0d17:00: n = 3 as above, the search
+ * from 1d17:00 finds nothing, and 1d17:00 is dropped; 2d09:00's Job starts
+ * 100 ms after its fire. */
+static void test_v2_irregular_forbid(void **state)
+{
+    (void)state;
+    const char *text = "start 2025-01-06T10:00:00Z\n"
+                       "timezone UTC\n"
+                       "horizon 2d\n"
+                       "workflow w\n"
+                       "  producer p cron \"0 9,17 * * *\" runs 39h publish t\n";
+    struct sim_result r;
+    run(text, "concurrency_policy=Forbid", &r);
+    const int64_t starts[] = {MIN(7 * 60) + 100 * US_PER_MS, MIN(47 * 60) + 100 * US_PER_MS};
+    simtest_expect_starts(&r, -1, starts, 2);
+    assert_int_equal(simtest_count(&r, "note", "No unmet start times"), 1);
+    sim_result_free(&r);
+}
+
+/* Fires less than a minute apart (every 30 s for 5 min): v2 names a Job
+ * after the fire's Unix minute (getJobName, getTimeHashInMinutes), so the
+ * fire at :30 finds its name taken by the Job of :00 and creates none: Jobs
+ * at 0, 60.1, 120.1, 180.1, 240.1 s only, where the old model ran 10.
+ * With Jobs of 45 s the :00 Job is still active at :30 (inActiveListByName:
+ * skipped) and finished when it ends at :45, whose sync finds :30 again:
+ * AlreadyExists, no Job either.  v1 named Jobs by the second: 10 runs. */
+static void test_v2_one_job_a_minute(void **state)
+{
+    (void)state;
+    const char *text = "start 2025-01-06T00:00:00Z\n"
+                       "horizon 5m\n"
+                       "workflow w\n"
+                       "  producer p every 30s runs 1s publish t\n";
+    const int64_t ms100 = 100 * US_PER_MS;
+    const int64_t starts[] = {0, MIN(1) + ms100, MIN(2) + ms100, MIN(3) + ms100, MIN(4) + ms100};
+    struct sim_result r;
+    run(text, "", &r);
+    simtest_expect_starts(&r, -1, starts, 5);
+    assert_int_equal(simtest_count(&r, "note", "Job name taken"), 5);
+    sim_result_free(&r);
+    run(text, "controller=v1", &r);
+    simtest_expect_metric(&r, "runs", 10);
+    sim_result_free(&r);
+
+    const char *longer = "start 2025-01-06T00:00:00Z\n"
+                         "horizon 5m\n"
+                         "workflow w\n"
+                         "  producer p every 30s runs 45s publish t\n";
+    run(longer, "", &r);
+    simtest_expect_starts(&r, -1, starts, 5);
+    simtest_expect_metric(&r, "overlaps", 0);
+    sim_result_free(&r);
+}
+
 /* Forbid with a Job longer than the period (every 5 min, 7 min): the fire at
  * 5m is skipped (JobAlreadyActive) but stays unmet; when the Job ends at 7m
  * its end syncs the CronJob and the Job for 5m starts at once (v2), and so
@@ -173,9 +263,11 @@ static void test_suspend_window(void **state)
 }
 
 /* A failing Job: pods are replaced after 10 s, 20 s, 40 s, 80 s, 160 s and
- * 320 s (capped at 6 min), and the Job fails after backoffLimit = 6 such
- * retries: 7 pods.  A pod of 1 s fails at 0.9 s (end of mutating): starts
- * 0, 10.9, 31.8, 72.7, 153.6, 314.5, 635.4 s. */
+ * 320 s, and the Job fails after backoffLimit = 6 such retries: 7 pods.  A
+ * pod of 1 s fails at 0.9 s (end of mutating): starts 0, 10.9, 31.8, 72.7,
+ * 153.6, 314.5, 635.4 s.  With backoffLimit = 7 the 7th retry waits
+ * 640 s capped at MaxJobPodFailureBackOff = 10 min: 635.4 + 0.9 + 600 =
+ * 1236.3 s (the Job docs' six minutes would give 996.3 s). */
 static void test_job_backoff(void **state)
 {
     (void)state;
@@ -188,6 +280,46 @@ static void test_job_backoff(void **state)
     const int64_t starts[] = {0, S(10.9), S(31.8), S(72.7), S(153.6), S(314.5), S(635.4)};
     simtest_expect_starts(&r, -1, starts, 7);
     assert_int_equal(simtest_count(&r, "start", "reason=retry"), 6);
+    sim_result_free(&r);
+    run(text, "backoff_limit=7", &r);
+    simtest_expect_metric(&r, "runs", 8);
+    assert_int_equal(simtest_nth(&r, "start", NULL, 7), S(1236.3));
+    sim_result_free(&r);
+}
+
+/* restartPolicy OnFailure: the pod stays and the kubelet restarts its
+ * container, at once the first time, then after 10 s, 20 s, 40 s, 80 s
+ * (CrashLoopBackOff); the Job fails when the restart count reaches
+ * backoffLimit = 6 (pastBackoffLimitOnFailure), so after 6 failed runs,
+ * not 7.  Runs of 1 s fail at 0.9 s: starts 0, 0.9, 1.8 + 10 = 11.8, 12.7 +
+ * 20 = 32.7, 33.6 + 40 = 73.6, 74.5 + 80 = 154.5; the 6th restart, at
+ * 155.4 + 160 = 315.4 s, fails the Job. */
+static void test_restart_on_failure(void **state)
+{
+    (void)state;
+    const char *text = "horizon 1h\n"
+                       "workflow w\n"
+                       "  producer p at 0 runs 1s publish t\n"
+                       "fail w.p transient 100%\n";
+    struct sim_result r;
+    run(text, "restart_policy=on_failure", &r);
+    const int64_t starts[] = {0, S(0.9), S(11.8), S(32.7), S(73.6), S(154.5)};
+    simtest_expect_starts(&r, -1, starts, 6);
+    assert_int_equal(simtest_nth(&r, "note", "BackoffLimitExceeded", 0), S(315.4));
+    sim_result_free(&r);
+    /* The Job controller (the controller manager) down from 1 min to
+     * 1h01m: a 10 min run fails at 9 min and the kubelet restarts it at
+     * once (count 1, backoffLimit 1); nobody fails the Job until the
+     * controller is back and kills that run (cut off). */
+    const char *down = "horizon 1h\n"
+                       "workflow w\n"
+                       "  producer p at 0 runs 10m publish t\n"
+                       "fail w.p transient 100%\n"
+                       "crash server at 1m for 1h\n";
+    run(down, "restart_policy=on_failure backoff_limit=1", &r);
+    assert_int_equal(simtest_nth(&r, "start", NULL, 1), MIN(9));
+    assert_int_equal(simtest_nth(&r, "note", "BackoffLimitExceeded", 0), MIN(61));
+    simtest_expect_metric(&r, "runs_cutoff", 1);
     sim_result_free(&r);
 }
 
@@ -228,11 +360,15 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_docs_outage_v1),
+        cmocka_unit_test(test_v2_irregular_outage),
+        cmocka_unit_test(test_v2_irregular_forbid),
+        cmocka_unit_test(test_v2_one_job_a_minute),
         cmocka_unit_test(test_forbid_long_job),
         cmocka_unit_test(test_replace_and_allow),
         cmocka_unit_test(test_dst_fall_back_twice),
         cmocka_unit_test(test_suspend_window),
         cmocka_unit_test(test_job_backoff),
+        cmocka_unit_test(test_restart_on_failure),
         cmocka_unit_test(test_capacity),
         cmocka_unit_test(test_consumer),
     };
