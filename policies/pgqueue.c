@@ -14,7 +14,8 @@
  * A worker fetches the oldest available row (run_at <= now), marks it
  * executing (attempt + 1, attempted_at = now) and runs it; when the run
  * ends the row is completed, or retried after the flavour's curve, or
- * discarded once max_attempts are used.  A worker that is done fetches
+ * discarded once max_attempts are used (pg-boss: the result of a handler
+ * abandoned at its expiry is dropped, and only an active row completes).  A worker that is done fetches
  * again at once; an idle one waits for a NOTIFY of a new row (notify on)
  * or its next poll (every poll_interval); rows that become available by
  * time (retries) are found by the poll.  The sweep (every sweep_interval)
@@ -267,6 +268,7 @@ static void attempt_failed(struct policy *p, uint64_t id, int64_t now_us)
 {
     struct job *j = jobs_get(&p->d->rows, id);
     if (j->attempts >= p->max_attempts) {
+        sim_note(p->sim, j->handler, "job failed after %u attempts", j->attempts);
         row_finish(p, id, JOB_FAILED); /* discarded */
         return;
     }
@@ -607,13 +609,22 @@ static void pq_on_run_end(struct policy *p, const struct run_result *r, int64_t 
     uint64_t id = r->tag;
     struct job *j = jobs_find(&p->d->rows, id); /* NULL: finished (completed or discarded) */
     int live = j && (j->status == JOB_PENDING || j->status == JOB_RUNNING);
-    if (r->outcome == OUT_COMMITTED && live) {
+    int own = w->state == W_BUSY && w->run == r->run; /* its worker still waits for it */
+    if (p->flavour == FL_PGBOSS) {
+        /* An abandoned handler's result is dropped (the worker stopped
+         * waiting for it); complete() touches only an active row, fail()
+         * any row not yet finished. */
+        if (own && r->outcome == OUT_COMMITTED && live && j->status == JOB_RUNNING)
+            row_finish(p, id, JOB_COMPLETED);
+        else if (own && r->outcome == OUT_FAILED && live)
+            attempt_failed(p, id, now_us);
+    } else if (r->outcome == OUT_COMMITTED && live) {
         /* the job's completion is written whichever attempt it came from */
         row_finish(p, id, JOB_COMPLETED);
     } else if (r->outcome == OUT_FAILED && live && j->status == JOB_RUNNING && j->run == r->run) {
         attempt_failed(p, id, now_us);
     }
-    if (w->state == W_BUSY && w->run == r->run) {
+    if (own) {
         sim_timer_cancel(p->sim, w->timeout);
         w->timeout = 0;
         w->run = 0;

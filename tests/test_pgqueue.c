@@ -77,9 +77,12 @@ static void test_graphile_lock(void **state)
 /* pg-boss's 15 min expiry (timgit/pg-boss#529) on a 40 min job: the worker
  * polls at 2 s and starts it; at 15m02s it abandons the handler (still
  * running), fails the job, and retries it at once (retryDelay 0): attempt 2
- * on the same worker; at 30m02s attempt 3, the last (retryLimit 2).  The
- * first completes at 40m02s; attempts 2 and 3 commit at 55m02s and
- * 1h10m02s: two duplicates.  expireInSeconds = 6 h: one run. */
+ * on the same worker; at 30m02s attempt 3, the last (retryLimit 2), which
+ * is abandoned at 45m02s and the job ends failed.  The abandoned handlers
+ * run on and commit at 40m02s, 55m02s and 1h10m02s: two duplicates, but
+ * none of their results reaches the row (src/manager.ts races the handler
+ * against the expiry and drops a late result).  expireInSeconds = 6 h: one
+ * run. */
 static void test_pgboss_expire(void **state)
 {
     (void)state;
@@ -88,9 +91,23 @@ static void test_pgboss_expire(void **state)
     const int64_t starts[] = {S(2), MIN(15) + S(2), MIN(30) + S(2)};
     simtest_expect_starts(&r, -1, starts, 3);
     simtest_expect_metric(&r, "duplicates", 2);
+    assert_int_equal(simtest_count(&r, "note", "failed after 3 attempts"), 1);
     sim_result_free(&r);
     run(one_job("40m"), "rescue_after=6h", &r);
     simtest_expect_metric(&r, "runs", 1);
+    sim_result_free(&r);
+}
+
+/* pg-boss: a 20 min job with retryDelay 1 h.  Abandoned at 15m02s, it is
+ * retried at 1h15m02s (found by the 2 s poll) although its first handler
+ * committed at 20m02s: that late result does not complete the row. */
+static void test_pgboss_late_result(void **state)
+{
+    (void)state;
+    struct sim_result r;
+    run(one_job("20m"), "retry_delay=1h", &r);
+    const int64_t starts[] = {S(2), MIN(75) + S(2)};
+    simtest_expect_starts(&r, -1, starts, 2);
     sim_result_free(&r);
 }
 
@@ -217,6 +234,7 @@ int main(void)
         cmocka_unit_test(test_oban_lifeline),
         cmocka_unit_test(test_graphile_lock),
         cmocka_unit_test(test_pgboss_expire),
+        cmocka_unit_test(test_pgboss_late_result),
         cmocka_unit_test(test_river),
         cmocka_unit_test(test_retry_and_polling),
         cmocka_unit_test(test_crashed_worker),
