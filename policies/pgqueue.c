@@ -15,9 +15,11 @@
  * executing (attempt + 1, attempted_at = now) and runs it; when the run
  * ends the row is completed, or retried after the flavour's curve, or
  * discarded once max_attempts are used (pg-boss: the result of a handler
- * abandoned at its expiry is dropped, and only an active row completes).  A worker that is done fetches
- * again at once; an idle one waits for a NOTIFY of a new row (notify on)
- * or its next poll (every poll_interval); rows that become available by
+ * abandoned at its expiry is dropped, and only an active row completes).
+ * A worker that is done fetches again at once (pg-boss: no sooner than
+ * poll_interval after the fetch that took its job, unless 100 ms or less
+ * remain, or a NOTIFY comes); an idle one waits for a NOTIFY of a new row
+ * (notify on) or its next poll (every poll_interval); rows that become available by
  * time (retries) are found by the poll.  The sweep (every sweep_interval)
  * treats an executing row attempted longer ago than rescue_after as
  * abandoned, whether or not it still runs: pg-boss fails the attempt
@@ -46,11 +48,12 @@
 #include "sim/rng.h"
 #include "sim/util.h"
 
-enum { T_POLL = 1, T_SWEEP, T_CRON, T_TIMEOUT, T_CRONAT };
+enum { T_POLL = 1, T_SWEEP, T_CRON, T_TIMEOUT, T_CRONAT, T_REST };
 enum { FL_PGBOSS, FL_GRAPHILE, FL_RIVER, FL_OBAN };
 enum { NOTIFY_FLAVOUR, NOTIFY_ON, NOTIFY_OFF };
 enum { RC_FLAVOUR, RC_FIXED, RC_GRAPHILE, RC_RIVER, RC_OBAN };
-enum { W_IDLE, W_BUSY, W_DOWN };
+enum { W_IDLE, W_BUSY, W_DOWN, W_REST };
+enum { AFTER_FLAVOUR, AFTER_WAIT, AFTER_AT_ONCE };
 
 #define NONE UINT64_MAX
 
@@ -60,15 +63,16 @@ struct flavour {
     int64_t poll_us, rescue_us, sweep_us, timeout_us, cron_us;
     int notify, curve;
     uint32_t max_attempts;
+    int after;                     /* AFTER_WAIT or AFTER_AT_ONCE */
 };
 #define TIMEOUT_NONE (-1)
 #define TIMEOUT_EXPIRE (-2) /* pg-boss: the expiry itself */
 static const struct flavour flavours[] = {
-    [FL_PGBOSS] = {1, 2 * US_PER_S, 15 * US_PER_MIN, 60 * US_PER_S, TIMEOUT_EXPIRE, 30 * US_PER_S, 0, RC_FIXED, 3},
+    [FL_PGBOSS] = {1, 2 * US_PER_S, 15 * US_PER_MIN, 60 * US_PER_S, TIMEOUT_EXPIRE, 30 * US_PER_S, 0, RC_FIXED, 3, AFTER_WAIT},
     /* graphile's sweep runs every uniform(8, 10) min: here its mean */
-    [FL_GRAPHILE] = {1, 2 * US_PER_S, 4 * US_PER_H, 9 * US_PER_MIN, TIMEOUT_NONE, US_PER_MIN, 1, RC_GRAPHILE, 25},
-    [FL_RIVER] = {100, US_PER_S, US_PER_H, 30 * US_PER_S, US_PER_MIN, 0, 1, RC_RIVER, 25},
-    [FL_OBAN] = {10, US_PER_S, 60 * US_PER_MIN, US_PER_MIN, TIMEOUT_NONE, US_PER_MIN, 1, RC_OBAN, 20},
+    [FL_GRAPHILE] = {1, 2 * US_PER_S, 4 * US_PER_H, 9 * US_PER_MIN, TIMEOUT_NONE, US_PER_MIN, 1, RC_GRAPHILE, 25, AFTER_AT_ONCE},
+    [FL_RIVER] = {100, US_PER_S, US_PER_H, 30 * US_PER_S, US_PER_MIN, 0, 1, RC_RIVER, 25, AFTER_AT_ONCE},
+    [FL_OBAN] = {10, US_PER_S, 60 * US_PER_MIN, US_PER_MIN, TIMEOUT_NONE, US_PER_MIN, 1, RC_OBAN, 20, AFTER_AT_ONCE},
 };
 
 struct pq_row {                    /* side data of a job row (its extra bytes) */
@@ -100,20 +104,28 @@ struct worker {
     uint8_t state;
     uint32_t handler;              /* BUSY: its row's handler (the row may finish meanwhile) */
     uint64_t run, row;
+    int64_t fetched_us;            /* BUSY: when its fetch took the row */
     sim_timer timeout;
+    sim_timer rest;                /* REST: its next fetch */
 };
+
+/* pg-boss: a worker's loop does not fetch sooner than this before its
+ * next poll (src/worker.ts run(): no delay when interval - duration is
+ * 100 ms or less). */
+#define REST_MIN_US (100 * US_PER_MS)
 
 struct policy {
     struct sim *sim;
     struct pq_durable *d;
     const struct sim_topo *t;
 
-    int flavour, notify, curve;
+    int flavour, notify, curve, after;
     uint32_t nworkers, max_attempts;
     int64_t poll_us, rescue_us, sweep_us, timeout_us, retry_delay_us, cron_us;
 
     struct worker *w;
     struct idxset idle;            /* the idle workers */
+    struct idxset rest;            /* the resting workers (pg-boss: waiting for their loop's next fetch) */
     int poll_tick, sweep_tick, cron_tick;
     int *cron_alarm;               /* [nh] River: each periodic job's exact time */
     int server_down, stopping;
@@ -147,6 +159,13 @@ static const struct param_def pq_params[] = {
      "context is cancelled; -1 never); graphile and Oban: none",
      "an attempt longer than this ends (pgboss: abandoned, still running; river: cancelled) and is retried; "
      "0: the flavour's, -1: never"},
+    {"fetch_after_job", PARAM_ENUM, "flavour", "flavour|wait|at_once", 0, 0,
+     "pg-boss src/worker.ts run(): the loop measures from before its fetch and waits interval - duration when "
+     "that is over 100 ms (burstWhenReadyExceeds, burstWhenBatchFull opt-in, docs/api/workers.md); graphile, "
+     "River and Oban fetch again when a job ends",
+     "wait: a worker that ends a job fetches again no sooner than poll_interval after its previous fetch "
+     "(at once if less than 100 ms remain, or on a NOTIFY); at_once: at once; flavour: pg-boss wait, others "
+     "at_once"},
     {"retry_curve", PARAM_ENUM, "flavour", "flavour|fixed|graphile|river|oban", 0, 0,
      "pg-boss retryDelay (fixed); graphile exp(min(attempts, 10)) s; River attempt^4 s +-10 %; Oban 15 + 2^attempt "
      "s + 0-10 %",
@@ -280,11 +299,19 @@ static void attempt_failed(struct policy *p, uint64_t id, int64_t now_us)
 
 static void worker_set(struct policy *p, uint32_t k, uint8_t st)
 {
+    if (p->w[k].state == W_REST && st != W_REST) {
+        sim_timer_cancel(p->sim, p->w[k].rest);
+        p->w[k].rest = 0;
+    }
     p->w[k].state = st;
     if (st == W_IDLE)
         idxset_add(&p->idle, k);
     else
         idxset_del(&p->idle, k);
+    if (st == W_REST)
+        idxset_add(&p->rest, k);
+    else
+        idxset_del(&p->rest, k);
 }
 
 /* The fetch query's UPDATE and the job's start on worker k. */
@@ -314,6 +341,7 @@ static void claim(struct policy *p, uint32_t k, uint64_t id, int64_t now_us)
     w->run = run;
     w->row = id;
     w->handler = rq.handler;
+    w->fetched_us = now_us;
     if (p->timeout_us > 0)
         w->timeout = sim_timer_at(p->sim, now_us + p->timeout_us, T_TIMEOUT, k);
 }
@@ -329,6 +357,34 @@ static void fetch(struct policy *p, int64_t now_us)
             break;
         claim(p, k, id, now_us);
     }
+}
+
+/* Worker k is done with its job (it ended, or was abandoned or cancelled
+ * at its timeout): it fetches again at once, or (wait: pg-boss's loop)
+ * rests until poll_interval after the fetch that took the job, unless at
+ * most 100 ms of that remain. */
+static void worker_done(struct policy *p, uint32_t k, int64_t now_us)
+{
+    struct worker *w = &p->w[k];
+    sim_timer_cancel(p->sim, w->timeout);
+    w->timeout = 0;
+    w->run = 0;
+    int64_t next = w->fetched_us + p->poll_us;
+    if (p->after == AFTER_WAIT && next - now_us > REST_MIN_US) {
+        worker_set(p, k, W_REST);
+        w->rest = sim_timer_at(p->sim, next, T_REST, k);
+        return;
+    }
+    worker_set(p, k, W_IDLE);
+    fetch(p, now_us);
+}
+
+/* A NOTIFY ends the resting workers' waits (pg-boss: Worker.notify aborts
+ * the loop's delay). */
+static void wake_resting(struct policy *p)
+{
+    for (uint32_t k = idxset_next(&p->rest, 0); k != IDXSET_NONE; k = idxset_next(&p->rest, k + 1))
+        worker_set(p, k, W_IDLE);
 }
 
 /* The poll loop is armed for the first row idle workers could take. */
@@ -455,8 +511,10 @@ static void insert_items(struct policy *p, int64_t now_us)
  * fetch after a job), then the loops are armed. */
 static void settle(struct policy *p, int64_t now_us, int notified)
 {
-    if (notified && p->notify)
+    if (notified && p->notify) {
+        wake_resting(p);
         fetch(p, now_us);
+    }
     arm_poll(p, now_us);
     arm_sweep(p);
 }
@@ -483,6 +541,8 @@ static struct policy *pq_create(struct sim *sim, void *durable, const struct par
     p->poll_us = flavour_dur(ps, "poll_interval", fl->poll_us);
     int notify = (int)params_get(ps, "notify");
     p->notify = notify == NOTIFY_FLAVOUR ? fl->notify : notify == NOTIFY_ON;
+    int after = (int)params_get(ps, "fetch_after_job");
+    p->after = after == AFTER_FLAVOUR ? fl->after : after;
     p->rescue_us = flavour_dur(ps, "rescue_after", fl->rescue_us);
     p->sweep_us = flavour_dur(ps, "sweep_interval", fl->sweep_us);
     int64_t to = params_get(ps, "job_timeout_seconds");
@@ -502,6 +562,7 @@ static struct policy *pq_create(struct sim *sim, void *durable, const struct par
     p->w = xcalloc(p->nworkers, sizeof *p->w);
     sim_declare_worker_rows(sim, p->w, sizeof *p->w, p->nworkers);
     idxset_init(&p->idle, p->nworkers);
+    idxset_init(&p->rest, p->nworkers);
     p->cron_alarm = xcalloc(p->t->nh + 1, sizeof *p->cron_alarm);
     for (uint32_t h = 0; h < p->t->nh; h++)
         p->cron_alarm[h] = is_consumer(p, h) ? -1 : sim_alarm_new(sim, T_CRONAT, h);
@@ -525,6 +586,7 @@ static void pq_destroy(struct policy *p)
 {
     free(p->w);
     idxset_free(&p->idle);
+    idxset_free(&p->rest);
     free(p->cron_alarm);
     free(p);
 }
@@ -532,6 +594,7 @@ static void pq_destroy(struct policy *p)
 static void pq_start(struct policy *p, int restart, int64_t now_us)
 {
     idxset_clear(&p->idle);
+    idxset_clear(&p->rest);
     for (uint32_t k = 0; k < p->nworkers; k++) {
         p->w[k] = (struct worker){.state = W_DOWN};
         worker_set(p, k, W_IDLE);
@@ -587,14 +650,19 @@ static void pq_on_timer(struct policy *p, uint32_t tag, uint64_t arg, int64_t no
         } else { /* pg-boss: the handler is abandoned and runs on; the worker takes the next job */
             sim_note(p->sim, w->handler, "handler expired: abandoned");
         }
-        w->run = 0;
-        worker_set(p, (uint32_t)arg, W_IDLE);
         const struct job *j = jobs_find(&p->d->rows, id); /* NULL: finished meanwhile */
         if (j && j->status == JOB_RUNNING)
             attempt_failed(p, id, now_us);
-        fetch(p, now_us);
+        worker_done(p, (uint32_t)arg, now_us);
         break;
     }
+    case T_REST:
+        p->w[arg].rest = 0;
+        if (p->w[arg].state == W_REST) {
+            worker_set(p, (uint32_t)arg, W_IDLE);
+            fetch(p, now_us);
+        }
+        break;
     default:
         SIM_ASSERT(0 && "unknown timer tag");
     }
@@ -624,13 +692,8 @@ static void pq_on_run_end(struct policy *p, const struct run_result *r, int64_t 
     } else if (r->outcome == OUT_FAILED && live && j->status == JOB_RUNNING && j->run == r->run) {
         attempt_failed(p, id, now_us);
     }
-    if (own) {
-        sim_timer_cancel(p->sim, w->timeout);
-        w->timeout = 0;
-        w->run = 0;
-        worker_set(p, k, W_IDLE);
-        fetch(p, now_us); /* the worker asks for the next job at once */
-    }
+    if (own)
+        worker_done(p, k, now_us);
     settle(p, now_us, 0);
 }
 

@@ -111,6 +111,50 @@ static void test_pgboss_late_result(void **state)
     sim_result_free(&r);
 }
 
+/* pg-boss's worker loop (src/worker.ts run()) waits pollingIntervalSeconds
+ * from before its fetch unless at most 100 ms remain: 20 jobs of 100 ms
+ * published at 10m run one per 2 s (10m, 10m02s ... 10m38s); jobs of
+ * 1.95 s follow each other at once.  A NOTIFY (notify on) ends the wait;
+ * with fetch_after_job=at_once the 20 jobs run back to back. */
+static void test_pgboss_loop(void **state)
+{
+    (void)state;
+    const char *burst = "horizon 1h\n"
+                        "drain 1h\n"
+                        "workflow w\n"
+                        "  consumer c subscribe t fifo runs %s\n"
+                        "publish t burst %d at 10m over 0s\n";
+    char text[256];
+    struct sim_result r;
+    snprintf(text, sizeof text, burst, "100ms", 20);
+    run(text, "", &r);
+    int64_t starts[20];
+    for (int i = 0; i < 20; i++)
+        starts[i] = MIN(10) + S(2 * i);
+    simtest_expect_starts(&r, -1, starts, 20);
+    sim_result_free(&r);
+    run(text, "fetch_after_job=at_once", &r);
+    for (int i = 0; i < 20; i++)
+        starts[i] = MIN(10) + S(0.1 * i);
+    simtest_expect_starts(&r, -1, starts, 20);
+    sim_result_free(&r);
+    snprintf(text, sizeof text, burst, "1950ms", 3);
+    run(text, "", &r);
+    const int64_t near[] = {MIN(10), MIN(10) + S(1.95), MIN(10) + S(3.9)};
+    simtest_expect_starts(&r, -1, near, 3);
+    sim_result_free(&r);
+    run("horizon 1h\n"
+        "drain 1h\n"
+        "workflow w\n"
+        "  consumer c subscribe t fifo runs 100ms\n"
+        "publish t at 10m\n"
+        "publish t at 10m500ms\n",
+        "notify=on", &r);
+    const int64_t woken[] = {MIN(10), MIN(10) + S(0.5)};
+    simtest_expect_starts(&r, -1, woken, 2);
+    sim_result_free(&r);
+}
+
 /* River: a job that ignores nothing of JobTimeout (1 min) and takes 3 h is
  * cancelled at 1 min, every attempt; with JobTimeout -1 (never) the rescuer
  * (every 30 s, after 1 h) makes it retryable at 1h00m30s, to run 1 s
@@ -235,6 +279,7 @@ int main(void)
         cmocka_unit_test(test_graphile_lock),
         cmocka_unit_test(test_pgboss_expire),
         cmocka_unit_test(test_pgboss_late_result),
+        cmocka_unit_test(test_pgboss_loop),
         cmocka_unit_test(test_river),
         cmocka_unit_test(test_retry_and_polling),
         cmocka_unit_test(test_crashed_worker),
