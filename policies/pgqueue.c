@@ -29,7 +29,7 @@
  * on, the job is failed and retried at once), River cancels it.  The cron
  * plugin inserts the job of a fire at its check (every cron_interval; River
  * exactly at the fire); fires missed while it could not check are not
- * backfilled (pg-boss sends the latest one).
+ * backfilled (pg-boss sends the latest one if under 60 s old).
  *
  * Key invariant: a row is available (PENDING at run_at), executing
  * (RUNNING, available_us = SIM_NEVER: only the sweep or its run's end
@@ -439,9 +439,14 @@ static void cron_insert(struct policy *p, uint32_t h, int64_t fire, int64_t now_
     p->d->cron_last[h] = fire;
 }
 
-/* A check at now: pg-boss sends the latest fire since the last one sent;
- * the others insert the fires since their previous check (now - interval),
- * and fires before it are gone (no backfill). */
+/* pg-boss sends a fire only while it is less than this old
+ * (src/timekeeper.ts shouldSendIt(): prevDiff < 60 s). */
+#define PGBOSS_CRON_GRACE_US (60 * US_PER_S)
+
+/* A check at now: pg-boss sends the latest fire since the last one sent
+ * if it is less than 60 s old; the others insert the fires since their
+ * previous check (now - interval), and fires before it are gone (no
+ * backfill). */
 static void cron_check(struct policy *p, int64_t now_us)
 {
     if (p->server_down || p->stopping)
@@ -459,7 +464,8 @@ static void cron_check(struct policy *p, int64_t now_us)
                 *last = t;
             latest = t;
         }
-        if (p->flavour == FL_PGBOSS && latest >= 0 && p->d->cron_last[h] == latest)
+        if (p->flavour == FL_PGBOSS && latest >= 0 && p->d->cron_last[h] == latest &&
+            now_us - latest < PGBOSS_CRON_GRACE_US)
             cron_insert(p, h, latest, now_us);
         if (t < wake)
             wake = t;
