@@ -24,7 +24,8 @@
  * treats an executing row attempted longer ago than rescue_after as
  * abandoned, whether or not it still runs: pg-boss fails the attempt
  * (retried), graphile-worker clears the lock, River makes it retryable,
- * Oban makes it available (discarded when its attempts are used up).  A
+ * Oban makes it available (discarded when its attempts are used up; Oban
+ * runs no sweep unless its Lifeline is configured, sweep=on).  A
  * job_timeout ends an attempt early: pg-boss abandons it (the handler runs
  * on, the job is failed and retried at once), River cancels it.  The cron
  * plugin inserts the job of a fire at its check (every cron_interval; River
@@ -51,6 +52,7 @@
 enum { T_POLL = 1, T_SWEEP, T_CRON, T_TIMEOUT, T_CRONAT, T_REST };
 enum { FL_PGBOSS, FL_GRAPHILE, FL_RIVER, FL_OBAN };
 enum { NOTIFY_FLAVOUR, NOTIFY_ON, NOTIFY_OFF };
+enum { SWEEP_FLAVOUR, SWEEP_ON, SWEEP_OFF };
 enum { RC_FLAVOUR, RC_FIXED, RC_GRAPHILE, RC_RIVER, RC_OBAN };
 enum { W_IDLE, W_BUSY, W_DOWN, W_REST };
 enum { AFTER_FLAVOUR, AFTER_WAIT, AFTER_AT_ONCE };
@@ -64,15 +66,17 @@ struct flavour {
     int notify, curve;
     uint32_t max_attempts;
     int after;                     /* AFTER_WAIT or AFTER_AT_ONCE */
+    int sweep;                     /* the stuck-job sweep runs without being configured */
 };
 #define TIMEOUT_NONE (-1)
 #define TIMEOUT_EXPIRE (-2) /* pg-boss: the expiry itself */
 static const struct flavour flavours[] = {
-    [FL_PGBOSS] = {1, 2 * US_PER_S, 15 * US_PER_MIN, 60 * US_PER_S, TIMEOUT_EXPIRE, 30 * US_PER_S, 0, RC_FIXED, 3, AFTER_WAIT},
-    /* graphile's sweep runs every uniform(8, 10) min: here its mean */
-    [FL_GRAPHILE] = {1, 2 * US_PER_S, 4 * US_PER_H, 9 * US_PER_MIN, TIMEOUT_NONE, US_PER_MIN, 1, RC_GRAPHILE, 25, AFTER_AT_ONCE},
-    [FL_RIVER] = {100, US_PER_S, US_PER_H, 30 * US_PER_S, US_PER_MIN, 0, 1, RC_RIVER, 25, AFTER_AT_ONCE},
-    [FL_OBAN] = {10, US_PER_S, 60 * US_PER_MIN, US_PER_MIN, TIMEOUT_NONE, US_PER_MIN, 1, RC_OBAN, 20, AFTER_AT_ONCE},
+    [FL_PGBOSS] = {1, 2 * US_PER_S, 15 * US_PER_MIN, 60 * US_PER_S, TIMEOUT_EXPIRE, 30 * US_PER_S, 0, RC_FIXED, 3, AFTER_WAIT, 1},
+    /* graphile's sweep runs every uniform(8, 10) min: here its mean; Oban's
+     * Lifeline runs only when configured */
+    [FL_GRAPHILE] = {1, 2 * US_PER_S, 4 * US_PER_H, 9 * US_PER_MIN, TIMEOUT_NONE, US_PER_MIN, 1, RC_GRAPHILE, 25, AFTER_AT_ONCE, 1},
+    [FL_RIVER] = {100, US_PER_S, US_PER_H, 30 * US_PER_S, US_PER_MIN, 0, 1, RC_RIVER, 25, AFTER_AT_ONCE, 1},
+    [FL_OBAN] = {10, US_PER_S, 60 * US_PER_MIN, US_PER_MIN, TIMEOUT_NONE, US_PER_MIN, 1, RC_OBAN, 20, AFTER_AT_ONCE, 0},
 };
 
 struct pq_row {                    /* side data of a job row (its extra bytes) */
@@ -119,7 +123,7 @@ struct policy {
     struct pq_durable *d;
     const struct sim_topo *t;
 
-    int flavour, notify, curve, after;
+    int flavour, notify, curve, after, sweep_on;
     uint32_t nworkers, max_attempts;
     int64_t poll_us, rescue_us, sweep_us, timeout_us, retry_delay_us, cron_us;
 
@@ -150,6 +154,12 @@ static const struct param_def pq_params[] = {
      "pg-boss expireInSeconds 900; graphile lock expiry 4 h; River RescueStuckJobsAfter 1 h (JobTimeout + 1 h "
      "above it); Oban Lifeline rescue_after 60 min",
      "an executing row attempted longer ago is treated as abandoned by the sweep; 0: the flavour's"},
+    {"sweep", PARAM_ENUM, "flavour", "flavour|on|off", 0, 0,
+     "Oban: Lifeline is opt-in (oban-bg/oban lib/oban/config.ex normalize_services starts it only when "
+     "configured, plugins default []; lib/oban/lifeline.ex: enable with `lifeline: Oban.Lifeline`); pg-boss "
+     "monitor, graphile resetLocked and River's rescuer run by default",
+     "whether the stuck-job sweep runs (off: an orphaned executing row stays so for good); flavour: on, Oban "
+     "off"},
     {"sweep_interval", PARAM_DURATION, "0", NULL, 0, US_PER_DAY,
      "pg-boss monitorIntervalSeconds 60; graphile resetLocked every 8-10 min; River rescuer 30 s; Oban Lifeline "
      "interval 1 min",
@@ -403,14 +413,14 @@ static void arm_sweep(struct policy *p)
     ord_trim(p);
     const struct pq_durable *d = p->d;
     int64_t at = d->ord_head < d->ord_len ? d->ord[d->ord_head].attempted_us + p->rescue_us + 1 : SIM_NEVER;
-    sim_ticker_arm(p->sim, p->sweep_tick, p->server_down ? SIM_NEVER : at);
+    sim_ticker_arm(p->sim, p->sweep_tick, p->server_down || !p->sweep_on ? SIM_NEVER : at);
 }
 
 /* The stuck-job sweep (pg-boss monitor, graphile resetLocked, River rescuer,
  * Oban Lifeline): O(executing rows). */
 static void sweep(struct policy *p, int64_t now_us)
 {
-    if (p->server_down || p->stopping)
+    if (p->server_down || p->stopping || !p->sweep_on)
         return;
     for (size_t i = 0; i < p->d->nexec;) {
         uint64_t id = p->d->exec[i];
@@ -551,6 +561,8 @@ static struct policy *pq_create(struct sim *sim, void *durable, const struct par
     p->after = after == AFTER_FLAVOUR ? fl->after : after;
     p->rescue_us = flavour_dur(ps, "rescue_after", fl->rescue_us);
     p->sweep_us = flavour_dur(ps, "sweep_interval", fl->sweep_us);
+    int sw = (int)params_get(ps, "sweep");
+    p->sweep_on = sw == SWEEP_FLAVOUR ? fl->sweep : sw == SWEEP_ON;
     int64_t to = params_get(ps, "job_timeout_seconds");
     if (to == 0)
         p->timeout_us = fl->timeout_us == TIMEOUT_EXPIRE ? p->rescue_us : fl->timeout_us;

@@ -2,7 +2,7 @@
  * by hand from the documentation and defaults of pg-boss, graphile-worker,
  * River and Oban (docs/policy-pgqueue.md).  Loops tick from the host's
  * start: pg-boss polls every 2 s, graphile's sweep every 9 min, Oban's
- * Lifeline every minute. */
+ * Lifeline (when configured: sweep=on) every minute. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -42,19 +42,24 @@ static const char *one_job(const char *runs)
  * wakes an idle producer, which runs it again at once (attempt 2); the same
  * at 14m (attempt 3).  Attempt 1 completes at 20m; attempts 2 and 3 still
  * run and commit at 27m and 34m: two duplicates.  With the default 60 min,
- * one run. */
+ * one run; without the Lifeline (Oban's default: it is a plugin to
+ * configure), rescue_after changes nothing: one run. */
 static void test_oban_lifeline(void **state)
 {
     (void)state;
     struct sim_result r;
-    run(one_job("20m"), "flavour=oban rescue_after=6m", &r);
+    run(one_job("20m"), "flavour=oban sweep=on rescue_after=6m", &r);
     const int64_t starts[] = {0, MIN(7), MIN(14)};
     simtest_expect_starts(&r, -1, starts, 3);
     simtest_expect_metric(&r, "duplicates", 2);
     assert_int_equal(simtest_count(&r, "note", "rescued"), 2);
     sim_result_free(&r);
-    run(one_job("20m"), "flavour=oban", &r);
+    run(one_job("20m"), "flavour=oban sweep=on", &r);
     simtest_expect_metric(&r, "runs", 1);
+    sim_result_free(&r);
+    run(one_job("20m"), "flavour=oban rescue_after=6m", &r);
+    simtest_expect_metric(&r, "runs", 1);
+    assert_int_equal(simtest_count(&r, "note", "rescued"), 0);
     sim_result_free(&r);
 }
 
@@ -206,7 +211,8 @@ static void test_retry_and_polling(void **state)
 }
 
 /* A worker killed under a job (graphile/worker#198): its lock stays for
- * 4 h, and the job waits for the sweep; Oban's Lifeline after 60 min. */
+ * 4 h, and the job waits for the sweep; Oban with its Lifeline configured
+ * runs it again after 60 min, and without it (Oban's default) never. */
 static void test_crashed_worker(void **state)
 {
     (void)state;
@@ -220,8 +226,12 @@ static void test_crashed_worker(void **state)
     run(text, "flavour=graphile", &r);
     assert_int_equal(simtest_nth(&r, "start", NULL, 1), MIN(252));
     sim_result_free(&r);
-    run(text, "flavour=oban", &r);
+    run(text, "flavour=oban sweep=on", &r);
     assert_int_equal(simtest_nth(&r, "start", NULL, 1), MIN(71));
+    sim_result_free(&r);
+    run(text, "flavour=oban", &r);
+    simtest_expect_metric(&r, "runs", 1);
+    simtest_expect_metric(&r, "processed", 0);
     sim_result_free(&r);
 }
 
@@ -243,7 +253,7 @@ static void test_staggered_rescues(void **state)
         "publish t at 0\n"
         "publish t at 2m\n"
         "publish t at 4m\n",
-        "flavour=oban rescue_after=6m workers=8", &r);
+        "flavour=oban sweep=on rescue_after=6m workers=8", &r);
     const int64_t starts[] = {0, MIN(2), MIN(4), MIN(7), MIN(9), MIN(11), MIN(14), MIN(16), MIN(20)};
     simtest_expect_starts(&r, -1, starts, 9);
     assert_int_equal(simtest_count(&r, "note", "rescued"), 6);
