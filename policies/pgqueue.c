@@ -53,6 +53,7 @@ enum { T_POLL = 1, T_SWEEP, T_CRON, T_TIMEOUT, T_CRONAT, T_REST };
 enum { FL_PGBOSS, FL_GRAPHILE, FL_RIVER, FL_OBAN };
 enum { NOTIFY_FLAVOUR, NOTIFY_ON, NOTIFY_OFF };
 enum { SWEEP_FLAVOUR, SWEEP_ON, SWEEP_OFF };
+enum { UNTIMED_FLAVOUR, UNTIMED_YES, UNTIMED_NO };
 enum { RC_FLAVOUR, RC_FIXED, RC_GRAPHILE, RC_RIVER, RC_OBAN };
 enum { W_IDLE, W_BUSY, W_DOWN, W_REST };
 enum { AFTER_FLAVOUR, AFTER_WAIT, AFTER_AT_ONCE };
@@ -151,8 +152,9 @@ static const struct param_def pq_params[] = {
      "pg-boss useListenNotify false; graphile LISTEN jobs:insert; River LISTEN/NOTIFY; Oban notifier",
      "on: an insert wakes idle workers at once (LISTEN/NOTIFY); off: only polls find rows"},
     {"rescue_after", PARAM_DURATION, "0", NULL, 0, 3660 * US_PER_DAY,
-     "pg-boss expireInSeconds 900; graphile lock expiry 4 h; River RescueStuckJobsAfter 1 h (JobTimeout + 1 h "
-     "above it); Oban Lifeline rescue_after 60 min",
+     "pg-boss expireInSeconds 900; graphile lock expiry 4 h; River RescueStuckJobsAfter 1 h (client.go: "
+     "JobTimeout + 1 h when JobTimeout is set above 0); Oban Lifeline rescue_after 60 min (once the Lifeline "
+     "is configured)",
      "an executing row attempted longer ago is treated as abandoned by the sweep; 0: the flavour's"},
     {"sweep", PARAM_ENUM, "flavour", "flavour|on|off", 0, 0,
      "Oban: Lifeline is opt-in (oban-bg/oban lib/oban/config.ex normalize_services starts it only when "
@@ -160,6 +162,12 @@ static const struct param_def pq_params[] = {
      "monitor, graphile resetLocked and River's rescuer run by default",
      "whether the stuck-job sweep runs (off: an orphaned executing row stays so for good); flavour: on, Oban "
      "off"},
+    {"rescue_untimed", PARAM_ENUM, "flavour", "flavour|yes|no", 0, 0,
+     "riverqueue/river internal/maintenance/job_rescuer.go makeRetryDecision (a job whose timeout is < 0 is "
+     "ignored); CHANGELOG 0.40.0 (PR #1288) \"jobs that return a custom timeout of -1 (no timeout) are never "
+     "rescued\", 0.41.1 (PR #1331) the same for Config.JobTimeout = -1",
+     "whether the sweep rescues a job with no timeout (job_timeout_seconds -1); flavour: River no (from "
+     "0.41.1; yes before 0.40.0), the others yes"},
     {"sweep_interval", PARAM_DURATION, "0", NULL, 0, US_PER_DAY,
      "pg-boss monitorIntervalSeconds 60; graphile resetLocked every 8-10 min; River rescuer 30 s; Oban Lifeline "
      "interval 1 min",
@@ -568,8 +576,14 @@ static struct policy *pq_create(struct sim *sim, void *durable, const struct par
         p->timeout_us = fl->timeout_us == TIMEOUT_EXPIRE ? p->rescue_us : fl->timeout_us;
     else
         p->timeout_us = to < 0 ? TIMEOUT_NONE : to * US_PER_S;
-    if (p->flavour == FL_RIVER && params_get(ps, "rescue_after") == 0 && p->timeout_us > US_PER_H)
-        p->rescue_us = p->timeout_us + US_PER_H; /* River: JobTimeout + 1 h when above 1 h */
+    /* River (client.go): RescueStuckJobsAfter defaults to JobTimeout + 1 h
+     * when JobTimeout is set above 0, to 1 h otherwise */
+    if (p->flavour == FL_RIVER && params_get(ps, "rescue_after") == 0 && to > 0)
+        p->rescue_us = p->timeout_us + US_PER_H;
+    int untimed = (int)params_get(ps, "rescue_untimed");
+    if (p->timeout_us == TIMEOUT_NONE &&
+        (untimed == UNTIMED_NO || (untimed == UNTIMED_FLAVOUR && p->flavour == FL_RIVER)))
+        p->sweep_on = 0; /* River: a job without a timeout is never rescued */
     int curve = (int)params_get(ps, "retry_curve");
     p->curve = curve == RC_FLAVOUR ? fl->curve : curve;
     p->retry_delay_us = params_get(ps, "retry_delay");

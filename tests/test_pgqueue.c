@@ -161,10 +161,12 @@ static void test_pgboss_loop(void **state)
 }
 
 /* River: a job that ignores nothing of JobTimeout (1 min) and takes 3 h is
- * cancelled at 1 min, every attempt; with JobTimeout -1 (never) the rescuer
- * (every 30 s, after 1 h) makes it retryable at 1h00m30s, to run 1 s
- * (+-10 %) later, which the 1 s poll finds at 1h00m31s or 1h00m32s; again an
- * hour after that: three executions. */
+ * cancelled at 1 min, every attempt.  With JobTimeout -1 (never) River
+ * never rescues it (job_rescuer.go; CHANGELOG 0.40.0, 0.41.1): one run.
+ * Before 0.40.0 (rescue_untimed=yes) the rescuer (every 30 s, after 1 h)
+ * made it retryable at 1h00m30s, to run 1 s (+-10 %) later, which the 1 s
+ * poll finds at 1h00m31s or 1h00m32s; again an hour after that: three
+ * executions. */
 static void test_river(void **state)
 {
     (void)state;
@@ -175,9 +177,38 @@ static void test_river(void **state)
     simtest_expect_metric(&r, "processed", 0);
     sim_result_free(&r);
     run(one_job("3h"), "flavour=river job_timeout_seconds=-1", &r);
+    simtest_expect_metric(&r, "runs", 1);
+    simtest_expect_metric(&r, "duplicates", 0);
+    sim_result_free(&r);
+    run(one_job("3h"), "flavour=river job_timeout_seconds=-1 rescue_untimed=yes", &r);
     int64_t second = simtest_nth(&r, "start", NULL, 1);
     assert_true(second == MIN(60) + S(31) || second == MIN(60) + S(32));
     simtest_expect_metric(&r, "duplicates", 2);
+    sim_result_free(&r);
+}
+
+/* River's rescue threshold (client.go): JobTimeout + 1 h whenever
+ * JobTimeout is set above 0, 1 h with the default.  A worker killed at
+ * 10m05s under a 10 s job started at 10m: with JobTimeout 5 min the row is
+ * rescued by the first rescuer tick after 1h15m (1h15m30s) and run 1 s
+ * (+-10 %) later by the poll; with the default, at 1h10m30s. */
+static void test_river_rescue_threshold(void **state)
+{
+    (void)state;
+    const char *text = "horizon 1h\n"
+                       "drain 12h\n"
+                       "workflow w\n"
+                       "  consumer c subscribe t fifo runs 10s\n"
+                       "publish t at 10m\n"
+                       "crash worker 0 at 10m05s for 1m\n";
+    struct sim_result r;
+    run(text, "flavour=river job_timeout_seconds=300", &r);
+    int64_t second = simtest_nth(&r, "start", NULL, 1);
+    assert_true(second == MIN(75) + S(31) || second == MIN(75) + S(32));
+    sim_result_free(&r);
+    run(text, "flavour=river", &r);
+    second = simtest_nth(&r, "start", NULL, 1);
+    assert_true(second == MIN(70) + S(31) || second == MIN(70) + S(32));
     sim_result_free(&r);
 }
 
@@ -301,6 +332,7 @@ int main(void)
         cmocka_unit_test(test_pgboss_late_result),
         cmocka_unit_test(test_pgboss_loop),
         cmocka_unit_test(test_river),
+        cmocka_unit_test(test_river_rescue_threshold),
         cmocka_unit_test(test_retry_and_polling),
         cmocka_unit_test(test_crashed_worker),
         cmocka_unit_test(test_staggered_rescues),
