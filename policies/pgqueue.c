@@ -27,7 +27,9 @@
  * Oban makes it available (discarded when its attempts are used up; Oban
  * runs no sweep unless its Lifeline is configured, sweep=on).  A
  * job_timeout ends an attempt early: pg-boss abandons it (the handler runs
- * on, the job is failed and retried at once), River cancels it.  The cron
+ * on unless it honours its signal; the job is failed and retried at once),
+ * River cancels its context (a handler that honours it stops and fails; one
+ * that ignores it keeps its slot until it returns).  The cron
  * plugin inserts the job of a fire at its check (every cron_interval; River
  * exactly at the fire); fires missed while it could not check are not
  * backfilled (pg-boss sends the latest one if under 60 s old).
@@ -54,6 +56,7 @@ enum { FL_PGBOSS, FL_GRAPHILE, FL_RIVER, FL_OBAN };
 enum { NOTIFY_FLAVOUR, NOTIFY_ON, NOTIFY_OFF };
 enum { SWEEP_FLAVOUR, SWEEP_ON, SWEEP_OFF };
 enum { UNTIMED_FLAVOUR, UNTIMED_YES, UNTIMED_NO };
+enum { CANCEL_FLAVOUR, CANCEL_HONOURS, CANCEL_IGNORES };
 enum { RC_FLAVOUR, RC_FIXED, RC_GRAPHILE, RC_RIVER, RC_OBAN };
 enum { W_IDLE, W_BUSY, W_DOWN, W_REST };
 enum { AFTER_FLAVOUR, AFTER_WAIT, AFTER_AT_ONCE };
@@ -125,6 +128,7 @@ struct policy {
     const struct sim_topo *t;
 
     int flavour, notify, curve, after, sweep_on;
+    int honours;                   /* the handler stops when its timeout's signal comes */
     uint32_t nworkers, max_attempts;
     int64_t poll_us, rescue_us, sweep_us, timeout_us, retry_delay_us, cron_us;
 
@@ -184,6 +188,13 @@ static const struct param_def pq_params[] = {
      "wait: a worker that ends a job fetches again no sooner than poll_interval after its previous fetch "
      "(at once if less than 100 ms remain, or on a NOTIFY); at_once: at once; flavour: pg-boss wait, others "
      "at_once"},
+    {"handler_cancel", PARAM_ENUM, "flavour", "flavour|honours|ignores", 0, 0,
+     "pg-boss src/manager.ts: the handler gets an AbortSignal aborted at the expiry and is abandoned either way "
+     "(src/tools.ts resolveWithinSeconds); River internal/jobexecutor/job_executor.go: JobTimeout cancels "
+     "Work's context (context.WithTimeout) and waits for Work to return",
+     "what the handler does when its timeout's signal comes: honours (stops: the run is cut off) or ignores "
+     "(runs on: pg-boss has abandoned it; River keeps the worker's slot and records what Work returns); "
+     "flavour: pg-boss ignores, River honours"},
     {"retry_curve", PARAM_ENUM, "flavour", "flavour|fixed|graphile|river|oban", 0, 0,
      "pg-boss retryDelay (fixed); graphile exp(min(attempts, 10)) s; River attempt^4 s +-10 %; Oban 15 + 2^attempt "
      "s + 0-10 %",
@@ -580,6 +591,8 @@ static struct policy *pq_create(struct sim *sim, void *durable, const struct par
      * when JobTimeout is set above 0, to 1 h otherwise */
     if (p->flavour == FL_RIVER && params_get(ps, "rescue_after") == 0 && to > 0)
         p->rescue_us = p->timeout_us + US_PER_H;
+    int hc = (int)params_get(ps, "handler_cancel");
+    p->honours = hc == CANCEL_FLAVOUR ? p->flavour == FL_RIVER : hc == CANCEL_HONOURS;
     int untimed = (int)params_get(ps, "rescue_untimed");
     if (p->timeout_us == TIMEOUT_NONE &&
         (untimed == UNTIMED_NO || (untimed == UNTIMED_FLAVOUR && p->flavour == FL_RIVER)))
@@ -677,7 +690,12 @@ static void pq_on_timer(struct policy *p, uint32_t tag, uint64_t arg, int64_t no
         if (w->state != W_BUSY)
             break;
         uint64_t id = w->row;
-        if (p->flavour == FL_RIVER) { /* the context is cancelled: the job returns an error */
+        if (p->flavour == FL_RIVER && !p->honours) {
+            /* River waits for Work to return: the slot stays taken, the row executing */
+            sim_note(p->sim, w->handler, "job timeout: context cancelled, handler runs on");
+            break;
+        }
+        if (p->honours) { /* the handler stops at its signal: the job returns an error */
             sim_run_cancel(p->sim, w->run);
         } else { /* pg-boss: the handler is abandoned and runs on; the worker takes the next job */
             sim_note(p->sim, w->handler, "handler expired: abandoned");

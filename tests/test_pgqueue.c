@@ -212,6 +212,34 @@ static void test_river_rescue_threshold(void **state)
     sim_result_free(&r);
 }
 
+/* What a handler does with its timeout's signal.  River's JobTimeout
+ * cancels Work's context and waits for Work to return: a 5 min job that
+ * ignores its context keeps its worker and completes at 5m (one run, no
+ * cutoff); one that honours it is cut off at 1 min.  pg-boss abandons the
+ * handler either way: one that honours its AbortSignal stops, so the
+ * three attempts of a 40 min job are all cut off and nothing commits
+ * twice. */
+static void test_handler_cancel(void **state)
+{
+    (void)state;
+    struct sim_result r;
+    run(one_job("5m"), "flavour=river handler_cancel=ignores max_attempts=1", &r);
+    simtest_expect_metric(&r, "runs", 1);
+    simtest_expect_metric(&r, "runs_cutoff", 0);
+    simtest_expect_metric(&r, "processed", 1);
+    sim_result_free(&r);
+    run(one_job("5m"), "flavour=river max_attempts=1", &r);
+    simtest_expect_metric(&r, "runs_cutoff", 1);
+    simtest_expect_metric(&r, "processed", 0);
+    sim_result_free(&r);
+    run(one_job("40m"), "handler_cancel=honours", &r);
+    const int64_t starts[] = {S(2), MIN(15) + S(2), MIN(30) + S(2)};
+    simtest_expect_starts(&r, -1, starts, 3);
+    simtest_expect_metric(&r, "runs_cutoff", 3);
+    simtest_expect_metric(&r, "duplicates", 0);
+    sim_result_free(&r);
+}
+
 /* graphile-worker's backoff, exp(min(attempts, 10)) s, found by the 2 s
  * poll: a job at 10.5 s that fails at 0.9 s: attempt 2 may run from
  * 11.4 + e = 14.12 s, found at the 16 s poll; attempt 3 from 16.9 + e^2 =
@@ -333,6 +361,7 @@ int main(void)
         cmocka_unit_test(test_pgboss_loop),
         cmocka_unit_test(test_river),
         cmocka_unit_test(test_river_rescue_threshold),
+        cmocka_unit_test(test_handler_cancel),
         cmocka_unit_test(test_retry_and_polling),
         cmocka_unit_test(test_crashed_worker),
         cmocka_unit_test(test_staggered_rescues),
