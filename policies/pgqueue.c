@@ -14,19 +14,25 @@
  * A worker fetches the oldest available row (run_at <= now), marks it
  * executing (attempt + 1, attempted_at = now) and runs it; when the run
  * ends the row is completed, or retried after the flavour's curve, or
- * discarded once max_attempts are used.  A worker that is done fetches
- * again at once; an idle one waits for a NOTIFY of a new row (notify on)
- * or its next poll (every poll_interval); rows that become available by
+ * discarded once max_attempts are used (pg-boss: the result of a handler
+ * abandoned at its expiry is dropped, and only an active row completes).
+ * A worker that is done fetches again at once (pg-boss: no sooner than
+ * poll_interval after the fetch that took its job, unless 100 ms or less
+ * remain, or a NOTIFY comes); an idle one waits for a NOTIFY of a new row
+ * (notify on) or its next poll (every poll_interval); rows that become available by
  * time (retries) are found by the poll.  The sweep (every sweep_interval)
  * treats an executing row attempted longer ago than rescue_after as
  * abandoned, whether or not it still runs: pg-boss fails the attempt
  * (retried), graphile-worker clears the lock, River makes it retryable,
- * Oban makes it available (discarded when its attempts are used up).  A
+ * Oban makes it available (discarded when its attempts are used up; Oban
+ * runs no sweep unless its Lifeline is configured, sweep=on).  A
  * job_timeout ends an attempt early: pg-boss abandons it (the handler runs
- * on, the job is failed and retried at once), River cancels it.  The cron
+ * on unless it honours its signal; the job is failed and retried at once),
+ * River cancels its context (a handler that honours it stops and fails; one
+ * that ignores it keeps its slot until it returns).  The cron
  * plugin inserts the job of a fire at its check (every cron_interval; River
  * exactly at the fire); fires missed while it could not check are not
- * backfilled (pg-boss sends the latest one).
+ * backfilled (pg-boss sends the latest one if under 60 s old).
  *
  * Key invariant: a row is available (PENDING at run_at), executing
  * (RUNNING, available_us = SIM_NEVER: only the sweep or its run's end
@@ -45,11 +51,15 @@
 #include "sim/rng.h"
 #include "sim/util.h"
 
-enum { T_POLL = 1, T_SWEEP, T_CRON, T_TIMEOUT, T_CRONAT };
+enum { T_POLL = 1, T_SWEEP, T_CRON, T_TIMEOUT, T_CRONAT, T_REST };
 enum { FL_PGBOSS, FL_GRAPHILE, FL_RIVER, FL_OBAN };
 enum { NOTIFY_FLAVOUR, NOTIFY_ON, NOTIFY_OFF };
+enum { SWEEP_FLAVOUR, SWEEP_ON, SWEEP_OFF };
+enum { UNTIMED_FLAVOUR, UNTIMED_YES, UNTIMED_NO };
+enum { CANCEL_FLAVOUR, CANCEL_HONOURS, CANCEL_IGNORES };
 enum { RC_FLAVOUR, RC_FIXED, RC_GRAPHILE, RC_RIVER, RC_OBAN };
-enum { W_IDLE, W_BUSY, W_DOWN };
+enum { W_IDLE, W_BUSY, W_DOWN, W_REST };
+enum { AFTER_FLAVOUR, AFTER_WAIT, AFTER_AT_ONCE };
 
 #define NONE UINT64_MAX
 
@@ -59,15 +69,18 @@ struct flavour {
     int64_t poll_us, rescue_us, sweep_us, timeout_us, cron_us;
     int notify, curve;
     uint32_t max_attempts;
+    int after;                     /* AFTER_WAIT or AFTER_AT_ONCE */
+    int sweep;                     /* the stuck-job sweep runs without being configured */
 };
 #define TIMEOUT_NONE (-1)
 #define TIMEOUT_EXPIRE (-2) /* pg-boss: the expiry itself */
 static const struct flavour flavours[] = {
-    [FL_PGBOSS] = {1, 2 * US_PER_S, 15 * US_PER_MIN, 60 * US_PER_S, TIMEOUT_EXPIRE, 30 * US_PER_S, 0, RC_FIXED, 3},
-    /* graphile's sweep runs every uniform(8, 10) min: here its mean */
-    [FL_GRAPHILE] = {1, 2 * US_PER_S, 4 * US_PER_H, 9 * US_PER_MIN, TIMEOUT_NONE, US_PER_MIN, 1, RC_GRAPHILE, 25},
-    [FL_RIVER] = {100, US_PER_S, US_PER_H, 30 * US_PER_S, US_PER_MIN, 0, 1, RC_RIVER, 25},
-    [FL_OBAN] = {10, US_PER_S, 60 * US_PER_MIN, US_PER_MIN, TIMEOUT_NONE, US_PER_MIN, 1, RC_OBAN, 20},
+    [FL_PGBOSS] = {1, 2 * US_PER_S, 15 * US_PER_MIN, 60 * US_PER_S, TIMEOUT_EXPIRE, 30 * US_PER_S, 0, RC_FIXED, 3, AFTER_WAIT, 1},
+    /* graphile's sweep runs every uniform(8, 10) min: here its mean; Oban's
+     * Lifeline runs only when configured */
+    [FL_GRAPHILE] = {1, 2 * US_PER_S, 4 * US_PER_H, 9 * US_PER_MIN, TIMEOUT_NONE, US_PER_MIN, 1, RC_GRAPHILE, 25, AFTER_AT_ONCE, 1},
+    [FL_RIVER] = {100, US_PER_S, US_PER_H, 30 * US_PER_S, US_PER_MIN, 0, 1, RC_RIVER, 25, AFTER_AT_ONCE, 1},
+    [FL_OBAN] = {10, US_PER_S, 60 * US_PER_MIN, US_PER_MIN, TIMEOUT_NONE, US_PER_MIN, 1, RC_OBAN, 20, AFTER_AT_ONCE, 0},
 };
 
 struct pq_row {                    /* side data of a job row (its extra bytes) */
@@ -99,20 +112,29 @@ struct worker {
     uint8_t state;
     uint32_t handler;              /* BUSY: its row's handler (the row may finish meanwhile) */
     uint64_t run, row;
+    int64_t fetched_us;            /* BUSY: when its fetch took the row */
     sim_timer timeout;
+    sim_timer rest;                /* REST: its next fetch */
 };
+
+/* pg-boss: a worker's loop does not fetch sooner than this before its
+ * next poll (src/worker.ts run(): no delay when interval - duration is
+ * 100 ms or less). */
+#define REST_MIN_US (100 * US_PER_MS)
 
 struct policy {
     struct sim *sim;
     struct pq_durable *d;
     const struct sim_topo *t;
 
-    int flavour, notify, curve;
+    int flavour, notify, curve, after, sweep_on;
+    int honours;                   /* the handler stops when its timeout's signal comes */
     uint32_t nworkers, max_attempts;
     int64_t poll_us, rescue_us, sweep_us, timeout_us, retry_delay_us, cron_us;
 
     struct worker *w;
     struct idxset idle;            /* the idle workers */
+    struct idxset rest;            /* the resting workers (pg-boss: waiting for their loop's next fetch) */
     int poll_tick, sweep_tick, cron_tick;
     int *cron_alarm;               /* [nh] River: each periodic job's exact time */
     int server_down, stopping;
@@ -134,9 +156,22 @@ static const struct param_def pq_params[] = {
      "pg-boss useListenNotify false; graphile LISTEN jobs:insert; River LISTEN/NOTIFY; Oban notifier",
      "on: an insert wakes idle workers at once (LISTEN/NOTIFY); off: only polls find rows"},
     {"rescue_after", PARAM_DURATION, "0", NULL, 0, 3660 * US_PER_DAY,
-     "pg-boss expireInSeconds 900; graphile lock expiry 4 h; River RescueStuckJobsAfter 1 h (JobTimeout + 1 h "
-     "above it); Oban Lifeline rescue_after 60 min",
+     "pg-boss expireInSeconds 900; graphile lock expiry 4 h; River RescueStuckJobsAfter 1 h (client.go: "
+     "JobTimeout + 1 h when JobTimeout is set above 0); Oban Lifeline rescue_after 60 min (once the Lifeline "
+     "is configured)",
      "an executing row attempted longer ago is treated as abandoned by the sweep; 0: the flavour's"},
+    {"sweep", PARAM_ENUM, "flavour", "flavour|on|off", 0, 0,
+     "Oban: Lifeline is opt-in (oban-bg/oban lib/oban/config.ex normalize_services starts it only when "
+     "configured, plugins default []; lib/oban/lifeline.ex: enable with `lifeline: Oban.Lifeline`); pg-boss "
+     "monitor, graphile resetLocked and River's rescuer run by default",
+     "whether the stuck-job sweep runs (off: an orphaned executing row stays so for good); flavour: on, Oban "
+     "off"},
+    {"rescue_untimed", PARAM_ENUM, "flavour", "flavour|yes|no", 0, 0,
+     "riverqueue/river internal/maintenance/job_rescuer.go makeRetryDecision (a job whose timeout is < 0 is "
+     "ignored); CHANGELOG 0.40.0 (PR #1288) \"jobs that return a custom timeout of -1 (no timeout) are never "
+     "rescued\", 0.41.1 (PR #1331) the same for Config.JobTimeout = -1",
+     "whether the sweep rescues a job with no timeout (job_timeout_seconds -1); flavour: River no (from "
+     "0.41.1; yes before 0.40.0), the others yes"},
     {"sweep_interval", PARAM_DURATION, "0", NULL, 0, US_PER_DAY,
      "pg-boss monitorIntervalSeconds 60; graphile resetLocked every 8-10 min; River rescuer 30 s; Oban Lifeline "
      "interval 1 min",
@@ -146,6 +181,20 @@ static const struct param_def pq_params[] = {
      "context is cancelled; -1 never); graphile and Oban: none",
      "an attempt longer than this ends (pgboss: abandoned, still running; river: cancelled) and is retried; "
      "0: the flavour's, -1: never"},
+    {"fetch_after_job", PARAM_ENUM, "flavour", "flavour|wait|at_once", 0, 0,
+     "pg-boss src/worker.ts run(): the loop measures from before its fetch and waits interval - duration when "
+     "that is over 100 ms (burstWhenReadyExceeds, burstWhenBatchFull opt-in, docs/api/workers.md); graphile, "
+     "River and Oban fetch again when a job ends",
+     "wait: a worker that ends a job fetches again no sooner than poll_interval after its previous fetch "
+     "(at once if less than 100 ms remain, or on a NOTIFY); at_once: at once; flavour: pg-boss wait, others "
+     "at_once"},
+    {"handler_cancel", PARAM_ENUM, "flavour", "flavour|honours|ignores", 0, 0,
+     "pg-boss src/manager.ts: the handler gets an AbortSignal aborted at the expiry and is abandoned either way "
+     "(src/tools.ts resolveWithinSeconds); River internal/jobexecutor/job_executor.go: JobTimeout cancels "
+     "Work's context (context.WithTimeout) and waits for Work to return",
+     "what the handler does when its timeout's signal comes: honours (stops: the run is cut off) or ignores "
+     "(runs on: pg-boss has abandoned it; River keeps the worker's slot and records what Work returns); "
+     "flavour: pg-boss ignores, River honours"},
     {"retry_curve", PARAM_ENUM, "flavour", "flavour|fixed|graphile|river|oban", 0, 0,
      "pg-boss retryDelay (fixed); graphile exp(min(attempts, 10)) s; River attempt^4 s +-10 %; Oban 15 + 2^attempt "
      "s + 0-10 %",
@@ -267,6 +316,7 @@ static void attempt_failed(struct policy *p, uint64_t id, int64_t now_us)
 {
     struct job *j = jobs_get(&p->d->rows, id);
     if (j->attempts >= p->max_attempts) {
+        sim_note(p->sim, j->handler, "job failed after %u attempts", j->attempts);
         row_finish(p, id, JOB_FAILED); /* discarded */
         return;
     }
@@ -278,11 +328,19 @@ static void attempt_failed(struct policy *p, uint64_t id, int64_t now_us)
 
 static void worker_set(struct policy *p, uint32_t k, uint8_t st)
 {
+    if (p->w[k].state == W_REST && st != W_REST) {
+        sim_timer_cancel(p->sim, p->w[k].rest);
+        p->w[k].rest = 0;
+    }
     p->w[k].state = st;
     if (st == W_IDLE)
         idxset_add(&p->idle, k);
     else
         idxset_del(&p->idle, k);
+    if (st == W_REST)
+        idxset_add(&p->rest, k);
+    else
+        idxset_del(&p->rest, k);
 }
 
 /* The fetch query's UPDATE and the job's start on worker k. */
@@ -312,6 +370,7 @@ static void claim(struct policy *p, uint32_t k, uint64_t id, int64_t now_us)
     w->run = run;
     w->row = id;
     w->handler = rq.handler;
+    w->fetched_us = now_us;
     if (p->timeout_us > 0)
         w->timeout = sim_timer_at(p->sim, now_us + p->timeout_us, T_TIMEOUT, k);
 }
@@ -327,6 +386,34 @@ static void fetch(struct policy *p, int64_t now_us)
             break;
         claim(p, k, id, now_us);
     }
+}
+
+/* Worker k is done with its job (it ended, or was abandoned or cancelled
+ * at its timeout): it fetches again at once, or (wait: pg-boss's loop)
+ * rests until poll_interval after the fetch that took the job, unless at
+ * most 100 ms of that remain. */
+static void worker_done(struct policy *p, uint32_t k, int64_t now_us)
+{
+    struct worker *w = &p->w[k];
+    sim_timer_cancel(p->sim, w->timeout);
+    w->timeout = 0;
+    w->run = 0;
+    int64_t next = w->fetched_us + p->poll_us;
+    if (p->after == AFTER_WAIT && next - now_us > REST_MIN_US) {
+        worker_set(p, k, W_REST);
+        w->rest = sim_timer_at(p->sim, next, T_REST, k);
+        return;
+    }
+    worker_set(p, k, W_IDLE);
+    fetch(p, now_us);
+}
+
+/* A NOTIFY ends the resting workers' waits (pg-boss: Worker.notify aborts
+ * the loop's delay). */
+static void wake_resting(struct policy *p)
+{
+    for (uint32_t k = idxset_next(&p->rest, 0); k != IDXSET_NONE; k = idxset_next(&p->rest, k + 1))
+        worker_set(p, k, W_IDLE);
 }
 
 /* The poll loop is armed for the first row idle workers could take. */
@@ -345,14 +432,14 @@ static void arm_sweep(struct policy *p)
     ord_trim(p);
     const struct pq_durable *d = p->d;
     int64_t at = d->ord_head < d->ord_len ? d->ord[d->ord_head].attempted_us + p->rescue_us + 1 : SIM_NEVER;
-    sim_ticker_arm(p->sim, p->sweep_tick, p->server_down ? SIM_NEVER : at);
+    sim_ticker_arm(p->sim, p->sweep_tick, p->server_down || !p->sweep_on ? SIM_NEVER : at);
 }
 
 /* The stuck-job sweep (pg-boss monitor, graphile resetLocked, River rescuer,
  * Oban Lifeline): O(executing rows). */
 static void sweep(struct policy *p, int64_t now_us)
 {
-    if (p->server_down || p->stopping)
+    if (p->server_down || p->stopping || !p->sweep_on)
         return;
     for (size_t i = 0; i < p->d->nexec;) {
         uint64_t id = p->d->exec[i];
@@ -381,9 +468,14 @@ static void cron_insert(struct policy *p, uint32_t h, int64_t fire, int64_t now_
     p->d->cron_last[h] = fire;
 }
 
-/* A check at now: pg-boss sends the latest fire since the last one sent;
- * the others insert the fires since their previous check (now - interval),
- * and fires before it are gone (no backfill). */
+/* pg-boss sends a fire only while it is less than this old
+ * (src/timekeeper.ts shouldSendIt(): prevDiff < 60 s). */
+#define PGBOSS_CRON_GRACE_US (60 * US_PER_S)
+
+/* A check at now: pg-boss sends the latest fire since the last one sent
+ * if it is less than 60 s old; the others insert the fires since their
+ * previous check (now - interval), and fires before it are gone (no
+ * backfill). */
 static void cron_check(struct policy *p, int64_t now_us)
 {
     if (p->server_down || p->stopping)
@@ -401,7 +493,8 @@ static void cron_check(struct policy *p, int64_t now_us)
                 *last = t;
             latest = t;
         }
-        if (p->flavour == FL_PGBOSS && latest >= 0 && p->d->cron_last[h] == latest)
+        if (p->flavour == FL_PGBOSS && latest >= 0 && p->d->cron_last[h] == latest &&
+            now_us - latest < PGBOSS_CRON_GRACE_US)
             cron_insert(p, h, latest, now_us);
         if (t < wake)
             wake = t;
@@ -453,8 +546,10 @@ static void insert_items(struct policy *p, int64_t now_us)
  * fetch after a job), then the loops are armed. */
 static void settle(struct policy *p, int64_t now_us, int notified)
 {
-    if (notified && p->notify)
+    if (notified && p->notify) {
+        wake_resting(p);
         fetch(p, now_us);
+    }
     arm_poll(p, now_us);
     arm_sweep(p);
 }
@@ -481,15 +576,27 @@ static struct policy *pq_create(struct sim *sim, void *durable, const struct par
     p->poll_us = flavour_dur(ps, "poll_interval", fl->poll_us);
     int notify = (int)params_get(ps, "notify");
     p->notify = notify == NOTIFY_FLAVOUR ? fl->notify : notify == NOTIFY_ON;
+    int after = (int)params_get(ps, "fetch_after_job");
+    p->after = after == AFTER_FLAVOUR ? fl->after : after;
     p->rescue_us = flavour_dur(ps, "rescue_after", fl->rescue_us);
     p->sweep_us = flavour_dur(ps, "sweep_interval", fl->sweep_us);
+    int sw = (int)params_get(ps, "sweep");
+    p->sweep_on = sw == SWEEP_FLAVOUR ? fl->sweep : sw == SWEEP_ON;
     int64_t to = params_get(ps, "job_timeout_seconds");
     if (to == 0)
         p->timeout_us = fl->timeout_us == TIMEOUT_EXPIRE ? p->rescue_us : fl->timeout_us;
     else
         p->timeout_us = to < 0 ? TIMEOUT_NONE : to * US_PER_S;
-    if (p->flavour == FL_RIVER && params_get(ps, "rescue_after") == 0 && p->timeout_us > US_PER_H)
-        p->rescue_us = p->timeout_us + US_PER_H; /* River: JobTimeout + 1 h when above 1 h */
+    /* River (client.go): RescueStuckJobsAfter defaults to JobTimeout + 1 h
+     * when JobTimeout is set above 0, to 1 h otherwise */
+    if (p->flavour == FL_RIVER && params_get(ps, "rescue_after") == 0 && to > 0)
+        p->rescue_us = p->timeout_us + US_PER_H;
+    int hc = (int)params_get(ps, "handler_cancel");
+    p->honours = hc == CANCEL_FLAVOUR ? p->flavour == FL_RIVER : hc == CANCEL_HONOURS;
+    int untimed = (int)params_get(ps, "rescue_untimed");
+    if (p->timeout_us == TIMEOUT_NONE &&
+        (untimed == UNTIMED_NO || (untimed == UNTIMED_FLAVOUR && p->flavour == FL_RIVER)))
+        p->sweep_on = 0; /* River: a job without a timeout is never rescued */
     int curve = (int)params_get(ps, "retry_curve");
     p->curve = curve == RC_FLAVOUR ? fl->curve : curve;
     p->retry_delay_us = params_get(ps, "retry_delay");
@@ -500,6 +607,7 @@ static struct policy *pq_create(struct sim *sim, void *durable, const struct par
     p->w = xcalloc(p->nworkers, sizeof *p->w);
     sim_declare_worker_rows(sim, p->w, sizeof *p->w, p->nworkers);
     idxset_init(&p->idle, p->nworkers);
+    idxset_init(&p->rest, p->nworkers);
     p->cron_alarm = xcalloc(p->t->nh + 1, sizeof *p->cron_alarm);
     for (uint32_t h = 0; h < p->t->nh; h++)
         p->cron_alarm[h] = is_consumer(p, h) ? -1 : sim_alarm_new(sim, T_CRONAT, h);
@@ -523,6 +631,7 @@ static void pq_destroy(struct policy *p)
 {
     free(p->w);
     idxset_free(&p->idle);
+    idxset_free(&p->rest);
     free(p->cron_alarm);
     free(p);
 }
@@ -530,6 +639,7 @@ static void pq_destroy(struct policy *p)
 static void pq_start(struct policy *p, int restart, int64_t now_us)
 {
     idxset_clear(&p->idle);
+    idxset_clear(&p->rest);
     for (uint32_t k = 0; k < p->nworkers; k++) {
         p->w[k] = (struct worker){.state = W_DOWN};
         worker_set(p, k, W_IDLE);
@@ -580,19 +690,29 @@ static void pq_on_timer(struct policy *p, uint32_t tag, uint64_t arg, int64_t no
         if (w->state != W_BUSY)
             break;
         uint64_t id = w->row;
-        if (p->flavour == FL_RIVER) { /* the context is cancelled: the job returns an error */
+        if (p->flavour == FL_RIVER && !p->honours) {
+            /* River waits for Work to return: the slot stays taken, the row executing */
+            sim_note(p->sim, w->handler, "job timeout: context cancelled, handler runs on");
+            break;
+        }
+        if (p->honours) { /* the handler stops at its signal: the job returns an error */
             sim_run_cancel(p->sim, w->run);
         } else { /* pg-boss: the handler is abandoned and runs on; the worker takes the next job */
             sim_note(p->sim, w->handler, "handler expired: abandoned");
         }
-        w->run = 0;
-        worker_set(p, (uint32_t)arg, W_IDLE);
         const struct job *j = jobs_find(&p->d->rows, id); /* NULL: finished meanwhile */
         if (j && j->status == JOB_RUNNING)
             attempt_failed(p, id, now_us);
-        fetch(p, now_us);
+        worker_done(p, (uint32_t)arg, now_us);
         break;
     }
+    case T_REST:
+        p->w[arg].rest = 0;
+        if (p->w[arg].state == W_REST) {
+            worker_set(p, (uint32_t)arg, W_IDLE);
+            fetch(p, now_us);
+        }
+        break;
     default:
         SIM_ASSERT(0 && "unknown timer tag");
     }
@@ -607,19 +727,23 @@ static void pq_on_run_end(struct policy *p, const struct run_result *r, int64_t 
     uint64_t id = r->tag;
     struct job *j = jobs_find(&p->d->rows, id); /* NULL: finished (completed or discarded) */
     int live = j && (j->status == JOB_PENDING || j->status == JOB_RUNNING);
-    if (r->outcome == OUT_COMMITTED && live) {
+    int own = w->state == W_BUSY && w->run == r->run; /* its worker still waits for it */
+    if (p->flavour == FL_PGBOSS) {
+        /* An abandoned handler's result is dropped (the worker stopped
+         * waiting for it); complete() touches only an active row, fail()
+         * any row not yet finished. */
+        if (own && r->outcome == OUT_COMMITTED && live && j->status == JOB_RUNNING)
+            row_finish(p, id, JOB_COMPLETED);
+        else if (own && r->outcome == OUT_FAILED && live)
+            attempt_failed(p, id, now_us);
+    } else if (r->outcome == OUT_COMMITTED && live) {
         /* the job's completion is written whichever attempt it came from */
         row_finish(p, id, JOB_COMPLETED);
     } else if (r->outcome == OUT_FAILED && live && j->status == JOB_RUNNING && j->run == r->run) {
         attempt_failed(p, id, now_us);
     }
-    if (w->state == W_BUSY && w->run == r->run) {
-        sim_timer_cancel(p->sim, w->timeout);
-        w->timeout = 0;
-        w->run = 0;
-        worker_set(p, k, W_IDLE);
-        fetch(p, now_us); /* the worker asks for the next job at once */
-    }
+    if (own)
+        worker_done(p, k, now_us);
     settle(p, now_us, 0);
 }
 
