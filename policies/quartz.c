@@ -64,7 +64,9 @@ struct qz_trig {                   /* side data of a trigger row (its extra byte
     uint8_t kind;                  /* TK_* */
     uint8_t ignore;                /* never misfires */
     uint8_t blocked, held;         /* SLEEPING: BLOCKED, or misfired and waiting for the handler */
+    uint8_t paused;                /* SLEEPING: PAUSED (PAUSED_BLOCKED with blocked) */
     int64_t next;                  /* nextFireTime while SLEEPING */
+    int64_t floor;                 /* producers: the last resume or reschedule; a fire before it serves no due */
     int64_t anchor;                /* TK_EVERY: the grid's origin (fire_now shifts it) */
     int64_t due;                   /* TK_RECOVERY: the due the recovered run served */
 };
@@ -154,7 +156,7 @@ static uint64_t trig_new(struct policy *p, uint32_t h, uint8_t kind, int64_t nex
                     .available_us = next, .due_us = -1, .item = UINT64_MAX};
     uint64_t id = jobs_add(&d->trig, &j);
     *tx(p, id) = (struct qz_trig){.kind = kind, .ignore = kind >= TK_CONSUMER || p->instr == MI_IGNORE,
-                                  .next = next, .due = -1};
+                                  .next = next, .floor = -1, .due = -1};
     return id;
 }
 
@@ -184,6 +186,16 @@ static void trig_sleep(struct policy *p, uint64_t id, int64_t next, int held)
     x->held = (uint8_t)held;
     x->blocked = (uint8_t)!held;
     jobs_update(&p->d->trig, id, JOB_SLEEPING, SIM_NEVER);
+}
+
+/* The job of a BLOCKED trigger completed (or its run was recovered): it
+ * waits again, or stays PAUSED if it was paused meanwhile. */
+static void unblock(struct policy *p, uint64_t id)
+{
+    struct qz_trig *x = tx(p, id);
+    x->blocked = 0;
+    if (!x->paused)
+        trig_wait(p, id, x->next);
 }
 
 /* The fire after a trigger's scheduled time f (trigger.triggered()). */
@@ -270,8 +282,12 @@ static void fire(struct policy *p, uint64_t id, uint32_t k, int64_t now_us)
         rq.reason = REASON_RECOVER;
         rq.due_us = x->due;
     } else {
+        /* a time missed while the trigger was paused (or before it was
+         * rescheduled) is no due of the schedule: the run serves none */
         rq.reason = REASON_SCHEDULE;
         rq.due_us = sim_sched_prev(p->sim, h, sched);
+        if (rq.due_us < x->floor)
+            rq.due_us = -1;
     }
     int64_t next = fire_after(p, id, sched);
     if (p->disallow && x->kind <= TK_ONCE)
@@ -415,7 +431,7 @@ static void recover_row(struct policy *p, size_t i, int64_t now_us)
     fired_remove(p, i);
     struct qz_trig *x = tx(p, f.trig);
     if (x->blocked)
-        trig_wait(p, f.trig, x->next);
+        unblock(p, f.trig);
     if (p->recovery && x->kind != TK_CONSUMER && x->kind != TK_RECOVERY) {
         uint64_t r = trig_new(p, ri.handler, TK_RECOVERY, now_us);
         tx(p, r)->due = ri.due_us;
@@ -555,7 +571,7 @@ static void qz_start(struct policy *p, int restart, int64_t now_us)
         struct jobtab *trig = &p->d->trig;
         for (uint64_t id = jobs_next_kept(trig, 0); id < trig->n; id = jobs_next_kept(trig, id + 1))
             if (tx(p, id)->blocked)
-                trig_wait(p, id, tx(p, id)->next);
+                unblock(p, id);
         for (uint32_t h = 0; h < p->t->nh; h++)
             if (!is_prod(p, h) && p->d->own[h] == NONE && sim_pending_count(p->sim, h))
                 consumer_schedule(p, h, now_us);
@@ -601,7 +617,7 @@ static void qz_on_run_end(struct policy *p, const struct run_result *r, int64_t 
         p->busy[f.node]--;
     struct qz_trig *x = tx(p, f.trig);
     if (x->blocked)
-        trig_wait(p, f.trig, x->next);
+        unblock(p, f.trig);
     trig_done(p, f.trig);
     uint32_t h = r->handler;
     if (!is_prod(p, h)) {
@@ -615,8 +631,44 @@ static void qz_on_run_end(struct policy *p, const struct run_result *r, int64_t 
     fire_ready(p, now_us);
 }
 
-/* rescheduleJob, pauseTrigger, resumeTrigger: the producer's trigger takes
- * the schedule in force now, from now; a paused one has no next fire. */
+/* pauseTrigger: the trigger keeps its nextFireTime, PAUSED (out of the
+ * misfire handler's list too; PAUSED_BLOCKED while its job runs). */
+static void pause_trig(struct policy *p, uint64_t id)
+{
+    struct qz_trig *x = tx(p, id);
+    const struct job *j = jobs_get(&p->d->trig, id);
+    int64_t next = j->status == JOB_SLEEPING ? x->next : j->available_us;
+    x->held = 0;
+    x->paused = 1;
+    x->next = next;
+    jobs_update(&p->d->trig, id, JOB_SLEEPING, SIM_NEVER);
+}
+
+/* resumeTrigger (JobStoreSupport.resumeTrigger, RAMJobStore.resumeTrigger):
+ * the kept nextFireTime; if it is past by misfire_threshold or more, the
+ * misfire instruction applies now (updateMisfiredTrigger / applyMisfire;
+ * not under `ignore`), otherwise the trigger waits and fires late.  A
+ * trigger whose job still runs stays BLOCKED. */
+static void resume_trig(struct policy *p, uint64_t id, int64_t now_us)
+{
+    struct qz_trig *x = tx(p, id);
+    x->paused = 0;
+    x->floor = now_us;
+    if (x->next == SIM_NEVER && x->anchor == SIM_NEVER) {
+        /* rescheduled while paused: its first time from now */
+        x->next = x->anchor = sim_sched_next(p->sim, jobs_get(&p->d->trig, id)->handler, now_us, 1);
+    }
+    if (x->blocked)
+        return;
+    int64_t next = x->next;
+    if (next != SIM_NEVER && !x->ignore && next <= now_us - p->thr_us)
+        next = after_misfire(p, id, now_us);
+    trig_wait(p, id, next);
+}
+
+/* disable, enable: pauseTrigger, resumeTrigger.  change: rescheduleJob,
+ * the producer's trigger takes the schedule in force, from now (kept
+ * PAUSED while disabled). */
 static void qz_on_schedule_change(struct policy *p, uint32_t h, int64_t now_us)
 {
     uint64_t id = p->d->own[h];
@@ -625,13 +677,20 @@ static void qz_on_schedule_change(struct policy *p, uint32_t h, int64_t now_us)
     struct sim_sched_info si;
     sim_sched_info(p->sim, h, &si);
     struct qz_trig *x = tx(p, id);
-    x->kind = sched_kind(&si);
-    int64_t next = si.disabled ? SIM_NEVER : sim_sched_next(p->sim, h, now_us, 1);
-    x->anchor = next;
-    if (jobs_get(&p->d->trig, id)->status == JOB_SLEEPING)
-        x->next = next; /* released with the new time */
-    else
-        trig_wait(p, id, next);
+    if (si.disabled && !x->paused) {
+        pause_trig(p, id);
+    } else if (!si.disabled && x->paused) {
+        resume_trig(p, id, now_us);
+    } else {
+        x->kind = sched_kind(&si);
+        int64_t next = sim_sched_next(p->sim, h, now_us, 1);
+        x->anchor = next;
+        x->floor = now_us;
+        if (jobs_get(&p->d->trig, id)->status == JOB_SLEEPING)
+            x->next = next; /* released with the new time (none yet while paused: see resume_trig) */
+        else
+            trig_wait(p, id, next);
+    }
     fire_ready(p, now_us);
 }
 

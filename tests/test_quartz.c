@@ -286,6 +286,47 @@ static void test_thread_count_range(void **state)
     assert_int_not_equal(params_set(&ps, "thread_count", "1000001", msg, sizeof msg), 0);
 }
 
+/* pauseTrigger and resumeTrigger (disable, enable): the trigger keeps its
+ * nextFireTime while paused.  Every 10 minutes, paused at 5m: its next fire
+ * stays 10m.  Resumed at 14m30s, 4m30s past it, over the threshold: the
+ * misfire instruction applies at once (smart = FIRE_ONCE_NOW for a cron
+ * trigger): a run at 14m30s.  Resumed at 10m30s, within the threshold: it
+ * simply fires late, at 10m30s.  Neither serves a due (10m was no due of the
+ * disabled schedule).  do_nothing: the next cron time, 20m.  Resumed at 8m,
+ * before 10m: on time. */
+static void test_pause_resume(void **state)
+{
+    (void)state;
+    const char *head = "horizon 30m\n"
+                       "workflow w\n"
+                       "  producer p cron \"*/10 * * * *\" runs 1s publish t\n"
+                       "disable w.p at 5m\n";
+    char text[256];
+    struct sim_result r;
+    snprintf(text, sizeof text, "%senable w.p at 14m30s\n", head);
+    run(text, "", &r);
+    const int64_t late[] = {0, S(870), MIN(20)};
+    simtest_expect_starts(&r, -1, late, 3);
+    simtest_expect_metric(&r, "duplicates", 0);
+    sim_result_free(&r);
+    run(text, "misfire_instruction=do_nothing", &r);
+    const int64_t skip[] = {0, MIN(20)};
+    simtest_expect_starts(&r, -1, skip, 2);
+    sim_result_free(&r);
+    snprintf(text, sizeof text, "%senable w.p at 10m30s\n", head);
+    run(text, "", &r);
+    const int64_t within[] = {0, S(630), MIN(20)};
+    simtest_expect_starts(&r, -1, within, 3);
+    assert_int_equal(simtest_count(&r, "start", "due=-"), 1);
+    sim_result_free(&r);
+    snprintf(text, sizeof text, "%senable w.p at 8m\n", head);
+    run(text, "", &r);
+    const int64_t ontime[] = {0, MIN(10), MIN(20)};
+    simtest_expect_starts(&r, -1, ontime, 3);
+    assert_int_equal(simtest_nth(&r, "start", "due=00:10:00", 0), MIN(10));
+    sim_result_free(&r);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -298,6 +339,7 @@ int main(void)
         cmocka_unit_test(test_disallow_one_thread),
         cmocka_unit_test(test_fleet_pool),
         cmocka_unit_test(test_thread_count_range),
+        cmocka_unit_test(test_pause_resume),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
