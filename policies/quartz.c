@@ -1,6 +1,6 @@
-/* quartz.c: the Quartz scheduler (Java) with its JDBC job store: triggers,
- * a thread pool, misfires and their instructions, @DisallowConcurrentExecution
- * and the cluster's check-in fail-over.  docs/policy-quartz.md has the rules
+/* quartz.c: the Quartz scheduler (Java) with its RAM or JDBC job store:
+ * triggers, a thread pool, misfires and their instructions,
+ * @DisallowConcurrentExecution and the cluster's check-in fail-over.  docs/policy-quartz.md has the rules
  * with their sources; this comment is the map.
  *
  * Mapping.  Each producer instance is a JobDetail with one trigger: a
@@ -14,7 +14,8 @@
  * Firing.  Whenever a thread of an up node is free, the earliest WAITING
  * trigger with nextFireTime <= now fires on the node with the most free
  * threads, unless it is misfired: later than misfire_threshold and not
- * IGNORE_MISFIRE_POLICY; a misfired trigger waits for the misfire handler,
+ * IGNORE_MISFIRE_POLICY; with the RAM store a misfired trigger gets its
+ * instruction as it is acquired; with the JDBC store it waits for the misfire handler,
  * which runs every misfire_threshold (every 50 ms while more than 20 wait)
  * and applies the instruction (smart, fire_now, fire_once_now, do_nothing,
  * ignore; per trigger type, table in the docs).  Firing advances
@@ -23,7 +24,8 @@
  * its scheduled time.  With disallow_concurrent the trigger is BLOCKED
  * while its job runs and WAITING again when it completes.
  *
- * Recovery.  At a start (recoverJobs) or when a node is found dead (a live
+ * RAM store: a start registers every trigger afresh (nothing survived).
+ * Recovery (JDBC).  At a start (recoverJobs) or when a node is found dead (a live
  * node's check-in finds its last check-in older than interval + 7.5 s),
  * its fired-trigger rows are recovered: a job with requests_recovery runs
  * again at once (a one-shot trigger that never misfires, serving the same
@@ -95,6 +97,7 @@ struct policy {
 
     int64_t thr_us, checkin_us, margin_us;
     int instr, disallow, clustered, recovery;
+    int ram;                       /* RAMJobStore: misfires at acquisition, nothing outlives the host */
     uint32_t threads, nodes, max_misfires;
 
     uint32_t *busy;                /* [nodes] active runs */
@@ -109,7 +112,15 @@ struct policy {
     int server_down, stopping;
 };
 
+enum { STORE_RAM, STORE_JDBC };
+
 static const struct param_def qz_params[] = {
+    {"job_store", PARAM_ENUM, "ram", "ram|jdbc", 0, 0,
+     "org.quartz.jobStore.class = org.quartz.simpl.RAMJobStore (the bundled quartz.properties; "
+     "StdSchedulerFactory's default); jdbc: JobStoreTX over the QRTZ_ tables",
+     "ram: a misfire is handled when the trigger is acquired, triggers live in memory and are "
+     "registered afresh at a start; jdbc: the misfire handler's passes, durable tables, recovery "
+     "(clustered=true implies jdbc)"},
     {"misfire_threshold", PARAM_DURATION, "60s", NULL, US_PER_MS, US_PER_DAY,
      "org.quartz.jobStore.misfireThreshold: 60000 ms (JobStoreSupport; quartz.properties)",
      "a trigger later than this is misfired, and its instruction decides; also the misfire handler's period"},
@@ -124,8 +135,8 @@ static const struct param_def qz_params[] = {
     {"max_misfires_per_pass", PARAM_INT, "20", NULL, 1, 1000000,
      "org.quartz.jobStore.maxMisfiresToHandleAtATime = 20 (JobStoreSupport)",
      "misfired triggers one handler pass updates; more: another pass 50 ms later"},
-    {"clustered", PARAM_BOOL, "false", NULL, 0, 1, "org.quartz.jobStore.isClustered (default false)",
-     "several nodes share the tables; crash worker N takes node N down"},
+    {"clustered", PARAM_BOOL, "false", NULL, 0, 1, "org.quartz.jobStore.isClustered (default false; JDBC stores only)",
+     "several nodes share the tables (the JDBC store); crash worker N takes node N down"},
     {"nodes", PARAM_INT, "2", NULL, 1, 64, "simrun: the cluster's size (clustered=true)",
      "scheduler nodes, each with thread_count threads"},
     {"checkin_interval", PARAM_DURATION, "7500ms", NULL, US_PER_MS, US_PER_DAY,
@@ -244,6 +255,41 @@ static int64_t after_misfire(struct policy *p, uint64_t id, int64_t now_us)
     }
 }
 
+/* pauseTrigger: the trigger keeps its nextFireTime, PAUSED (out of the
+ * misfire handler's list too; PAUSED_BLOCKED while its job runs). */
+static void pause_trig(struct policy *p, uint64_t id)
+{
+    struct qz_trig *x = tx(p, id);
+    const struct job *j = jobs_get(&p->d->trig, id);
+    int64_t next = j->status == JOB_SLEEPING ? x->next : j->available_us;
+    x->held = 0;
+    x->paused = 1;
+    x->next = next;
+    jobs_update(&p->d->trig, id, JOB_SLEEPING, SIM_NEVER);
+}
+
+/* resumeTrigger (JobStoreSupport.resumeTrigger, RAMJobStore.resumeTrigger):
+ * the kept nextFireTime; if it is past by misfire_threshold or more, the
+ * misfire instruction applies now (updateMisfiredTrigger / applyMisfire;
+ * not under `ignore`), otherwise the trigger waits and fires late.  A
+ * trigger whose job still runs stays BLOCKED. */
+static void resume_trig(struct policy *p, uint64_t id, int64_t now_us)
+{
+    struct qz_trig *x = tx(p, id);
+    x->paused = 0;
+    x->floor = now_us;
+    if (x->next == SIM_NEVER && x->anchor == SIM_NEVER) {
+        /* rescheduled while paused: its first time from now */
+        x->next = x->anchor = sim_sched_next(p->sim, jobs_get(&p->d->trig, id)->handler, now_us, 1);
+    }
+    if (x->blocked)
+        return;
+    int64_t next = x->next;
+    if (next != SIM_NEVER && !x->ignore && next <= now_us - p->thr_us)
+        next = after_misfire(p, id, now_us);
+    trig_wait(p, id, next);
+}
+
 /* --- firing ------------------------------------------------------------------------ */
 
 static int free_node(const struct policy *p)
@@ -319,7 +365,9 @@ static void hold(struct policy *p, uint64_t id, int64_t next)
 static void arm_misfire(struct policy *p, int64_t now_us)
 {
     int64_t at = SIM_NEVER;
-    if (p->d->nheld > p->d->held_head) {
+    if (p->ram) {
+        /* RAMJobStore has no misfire handler */
+    } else if (p->d->nheld > p->d->held_head) {
         at = now_us + 1;
     } else if (free_node(p) < 0) {
         uint64_t id = jobs_peek(&p->d->trig, &at); /* a SLEEPING top is at SIM_NEVER: none waits */
@@ -341,7 +389,10 @@ static void fire_ready(struct policy *p, int64_t now_us)
     while ((k = free_node(p)) >= 0 && (id = jobs_next_due(&p->d->trig, now_us)) != NONE) {
         struct job *j = jobs_get(&p->d->trig, id);
         if (!tx(p, id)->ignore && j->available_us < now_us - p->thr_us) {
-            hold(p, id, j->available_us);
+            if (p->ram) /* RAMJobStore.acquireNextTriggers: applyMisfire, and look again */
+                trig_wait(p, id, after_misfire(p, id, now_us));
+            else
+                hold(p, id, j->available_us);
             continue;
         }
         fire(p, id, (uint32_t)k, now_us);
@@ -506,6 +557,7 @@ static struct policy *qz_create(struct sim *sim, void *durable, const struct par
     p->checkin_us = params_get(ps, "checkin_interval");
     p->margin_us = params_get(ps, "checkin_margin");
     p->recovery = (int)params_get(ps, "requests_recovery");
+    p->ram = params_get(ps, "job_store") == STORE_RAM && !p->clustered;
     p->busy = xcalloc(p->nodes, sizeof *p->busy);
     p->up = xcalloc(p->nodes, 1);
     p->node_start = xcalloc(p->nodes, sizeof *p->node_start);
@@ -560,13 +612,57 @@ static void node_up(struct policy *p, uint32_t k, int64_t now_us)
     p->d->checkin[k] = now_us; /* the first check-in, at the node's start */
 }
 
+/* A start with RAMJobStore: nothing of the last incarnation is left (no
+ * fired-trigger rows, so no recovery); the application registers its jobs
+ * again, each trigger with the schedule's first time from now (paused if
+ * its schedule is disabled). */
+static void ram_restart(struct policy *p, int64_t now_us)
+{
+    struct qz_durable *d = p->d;
+    while (d->nfired)
+        fired_remove(p, d->nfired - 1);
+    d->nheld = d->held_head = 0;
+    struct jobtab *trig = &d->trig;
+    for (uint64_t id = jobs_next_kept(trig, 0); id < trig->n; id = jobs_next_kept(trig, id + 1))
+        if (tx(p, id)->kind >= TK_CONSUMER) {
+            jobs_update(trig, id, JOB_COMPLETED, SIM_NEVER);
+            jobs_forget(trig, id);
+        }
+    for (uint32_t h = 0; h < p->t->nh; h++) {
+        if (!is_prod(p, h)) {
+            d->own[h] = NONE;
+            p->more[h] = 0;
+            continue;
+        }
+        uint64_t id = d->own[h];
+        struct sim_sched_info si;
+        sim_sched_info(p->sim, h, &si);
+        struct qz_trig *x = tx(p, id);
+        int64_t next = sim_sched_next(p->sim, h, now_us, 1);
+        x->kind = sched_kind(&si);
+        x->blocked = x->held = x->paused = 0;
+        x->anchor = next;
+        x->floor = now_us;
+        trig_wait(p, id, next);
+        if (si.disabled) {
+            x->anchor = SIM_NEVER; /* resume_trig takes the first time from then */
+            pause_trig(p, id);
+        }
+    }
+}
+
 /* recoverJobs at a start: every fired-trigger row is of a run that died,
  * BLOCKED triggers are released, and every misfire is handled at once. */
 static void qz_start(struct policy *p, int restart, int64_t now_us)
 {
     for (uint32_t k = 0; k < p->nodes; k++)
         node_up(p, k, now_us);
-    if (restart) {
+    if (restart && p->ram) {
+        ram_restart(p, now_us);
+        for (uint32_t h = 0; h < p->t->nh; h++)
+            if (!is_prod(p, h) && sim_pending_count(p->sim, h))
+                consumer_schedule(p, h, now_us);
+    } else if (restart) {
         recover_node(p, -1, now_us);
         struct jobtab *trig = &p->d->trig;
         for (uint64_t id = jobs_next_kept(trig, 0); id < trig->n; id = jobs_next_kept(trig, id + 1))
@@ -631,41 +727,6 @@ static void qz_on_run_end(struct policy *p, const struct run_result *r, int64_t 
     fire_ready(p, now_us);
 }
 
-/* pauseTrigger: the trigger keeps its nextFireTime, PAUSED (out of the
- * misfire handler's list too; PAUSED_BLOCKED while its job runs). */
-static void pause_trig(struct policy *p, uint64_t id)
-{
-    struct qz_trig *x = tx(p, id);
-    const struct job *j = jobs_get(&p->d->trig, id);
-    int64_t next = j->status == JOB_SLEEPING ? x->next : j->available_us;
-    x->held = 0;
-    x->paused = 1;
-    x->next = next;
-    jobs_update(&p->d->trig, id, JOB_SLEEPING, SIM_NEVER);
-}
-
-/* resumeTrigger (JobStoreSupport.resumeTrigger, RAMJobStore.resumeTrigger):
- * the kept nextFireTime; if it is past by misfire_threshold or more, the
- * misfire instruction applies now (updateMisfiredTrigger / applyMisfire;
- * not under `ignore`), otherwise the trigger waits and fires late.  A
- * trigger whose job still runs stays BLOCKED. */
-static void resume_trig(struct policy *p, uint64_t id, int64_t now_us)
-{
-    struct qz_trig *x = tx(p, id);
-    x->paused = 0;
-    x->floor = now_us;
-    if (x->next == SIM_NEVER && x->anchor == SIM_NEVER) {
-        /* rescheduled while paused: its first time from now */
-        x->next = x->anchor = sim_sched_next(p->sim, jobs_get(&p->d->trig, id)->handler, now_us, 1);
-    }
-    if (x->blocked)
-        return;
-    int64_t next = x->next;
-    if (next != SIM_NEVER && !x->ignore && next <= now_us - p->thr_us)
-        next = after_misfire(p, id, now_us);
-    trig_wait(p, id, next);
-}
-
 /* disable, enable: pauseTrigger, resumeTrigger.  change: rescheduleJob,
  * the producer's trigger takes the schedule in force, from now (kept
  * PAUSED while disabled). */
@@ -696,6 +757,8 @@ static void qz_on_schedule_change(struct policy *p, uint32_t h, int64_t now_us)
 
 static void qz_on_part(struct policy *p, int target, uint32_t index, int up, int64_t now_us)
 {
+    if (target == CRASH_SERVER && p->ram)
+        return; /* no database */
     if (target == CRASH_SERVER) {
         p->server_down = !up;
         if (!up) {
@@ -737,7 +800,7 @@ static void qz_on_stop(struct policy *p, int64_t now_us) { p->stopping = 1; }
 const struct policy_ops policy_quartz = {
     .abi = POLICY_ABI,
     .name = "quartz",
-    .summary = "Quartz with a JDBC job store: thread pool, misfire threshold and instructions, "
+    .summary = "Quartz with its RAM or JDBC job store: thread pool, misfire threshold and instructions, "
                "DisallowConcurrentExecution, cluster check-in fail-over",
     .seeds = "quartz-scheduler.org configuration and tutorials; quartz-scheduler/quartz JobStoreSupport",
     .params = qz_params,

@@ -40,7 +40,8 @@ static void test_misfire_instructions(void **state)
                        "  producer p cron \"* * * * *\" runs 1s publish t\n"
                        "crash host at 10m for 2m30s\n"
                        "crash host at 20m for 40s\n";
-    const char *sets[] = {"", "misfire_instruction=fire_once_now", "misfire_instruction=fire_now"};
+    const char *sets[] = {"job_store=jdbc", "job_store=jdbc misfire_instruction=fire_once_now",
+                          "job_store=jdbc misfire_instruction=fire_now"};
     for (int i = 0; i < 3; i++) {
         struct sim_result r;
         run(text, sets[i], &r);
@@ -52,12 +53,12 @@ static void test_misfire_instructions(void **state)
         sim_result_free(&r);
     }
     struct sim_result r;
-    run(text, "misfire_instruction=do_nothing", &r);
+    run(text, "job_store=jdbc misfire_instruction=do_nothing", &r);
     assert_int_equal(simtest_count(&r, "start", "due=00:12:00"), 0);
     assert_int_equal(simtest_nth(&r, "start", NULL, 10), MIN(13));
     simtest_expect_metric(&r, "missed", 3);
     sim_result_free(&r);
-    run(text, "misfire_instruction=ignore", &r);
+    run(text, "job_store=jdbc misfire_instruction=ignore", &r);
     assert_int_equal(simtest_nth(&r, "start", "due=00:10:00", 0), S(750));
     assert_int_equal(simtest_nth(&r, "start", "due=00:11:00", 0), S(750));
     assert_int_equal(simtest_nth(&r, "start", "due=00:12:00", 0), S(750));
@@ -80,17 +81,17 @@ static void test_simple_trigger(void **state)
                        "  producer p every 15s runs 1s publish t\n"
                        "crash host at 10m for 5m\n";
     struct sim_result r;
-    run(text, "misfire_instruction=ignore", &r);
+    run(text, "job_store=jdbc misfire_instruction=ignore", &r);
     assert_int_equal(simtest_count(&r, "start", NULL), 80);
     assert_int_equal(simtest_nth(&r, "start", "due=00:10:00", 0), MIN(15));
     assert_int_equal(simtest_nth(&r, "start", "due=00:12:30", 0), MIN(15) + S(1));
     assert_int_equal(simtest_nth(&r, "start", "due=00:15:00", 0), MIN(15) + S(2));
     sim_result_free(&r);
-    run(text, "", &r);
+    run(text, "job_store=jdbc", &r);
     assert_int_equal(simtest_nth(&r, "start", NULL, 40), MIN(15) + S(15));
     simtest_expect_metric(&r, "runs", 59);
     sim_result_free(&r);
-    run(text, "misfire_instruction=fire_now", &r);
+    run(text, "job_store=jdbc misfire_instruction=fire_now", &r);
     assert_int_equal(simtest_nth(&r, "start", NULL, 40), MIN(15));
     simtest_expect_metric(&r, "runs", 60);
     sim_result_free(&r);
@@ -109,7 +110,7 @@ static void test_disallow_concurrent(void **state)
                        "workflow w\n"
                        "  producer p cron \"* * * * *\" runs 100s publish t\n";
     struct sim_result r;
-    run(text, "disallow_concurrent=true", &r);
+    run(text, "job_store=jdbc disallow_concurrent=true", &r);
     const int64_t starts[] = {0, S(100), MIN(4), S(340), MIN(8), S(580)};
     simtest_expect_starts(&r, -1, starts, 6);
     assert_int_equal(simtest_nth(&r, "start", "due=00:01:00", 0), S(100));
@@ -122,9 +123,10 @@ static void test_disallow_concurrent(void **state)
 
 /* Twelve one-shot triggers due at 0 and ten threads; the jobs take 70 s.
  * Ten fire at 0.  When threads free (70 s) the other two are 70 s late: a
- * misfire.  smart (FIRE_NOW for a one-shot): the handler's pass at 120 s
- * fires them.  do_nothing: a one-shot has no next time: they never run
- * (quartz-scheduler/quartz#652). */
+ * misfire.  smart (FIRE_NOW for a one-shot), JDBC store: the handler's pass
+ * at 120 s fires them.  do_nothing (a SimpleTrigger has no DO_NOTHING:
+ * RESCHEDULE_NEXT_WITH_*_COUNT, and a past one-shot has no next time): they
+ * never run, in either store. */
 static void test_thread_starvation(void **state)
 {
     (void)state;
@@ -132,7 +134,7 @@ static void test_thread_starvation(void **state)
                        "workflow w x 12\n"
                        "  producer p at 0 runs 70s publish t\n";
     struct sim_result r;
-    run(text, "", &r);
+    run(text, "job_store=jdbc", &r);
     simtest_expect_metric(&r, "runs", 12);
     assert_int_equal(simtest_nth(&r, "start", NULL, 10), MIN(2));
     simtest_expect_metric(&r, "lateness.max", (double)MIN(2));
@@ -203,7 +205,7 @@ static void test_disallow_one_thread(void **state)
                        "workflow w\n"
                        "  producer p every 1m runs 90s publish t\n";
     struct sim_result r;
-    run(text, "disallow_concurrent=true thread_count=1", &r);
+    run(text, "job_store=jdbc disallow_concurrent=true thread_count=1", &r);
     const int64_t starts[] = {0, S(90), S(180), MIN(6), S(450), S(540), MIN(12)};
     for (int i = 0; i < 7; i++)
         assert_int_equal(simtest_nth(&r, "start", NULL, i), starts[i]);
@@ -239,9 +241,9 @@ static void test_fleet_pool(void **state)
         uint64_t fp;
         double runs, missed, crashed, processed, lateness_max, latency_p99;
     } cases[] = {
-        {host, "thread_count=50", 0x54aaa33b2ec25483u, 7463, 2770, 50, 4531, INFINITY, 3565158399.0},
-        {host, "thread_count=500", 0xef403cf8ddfbc513u, 13426, 0, 200, 7019, 0, 954204159},
-        {host, "thread_count=50 disallow_concurrent=true misfire_instruction=ignore", 0xf7c4ce3d9caefa26u, 11880,
+        {host, "job_store=jdbc thread_count=50", 0x54aaa33b2ec25483u, 7463, 2770, 50, 4531, INFINITY, 3565158399.0},
+        {host, "job_store=jdbc thread_count=500", 0xef403cf8ddfbc513u, 13426, 0, 200, 7019, 0, 954204159},
+        {host, "job_store=jdbc thread_count=50 disallow_concurrent=true misfire_instruction=ignore", 0xf7c4ce3d9caefa26u, 11880,
          0, 50, 7031, 383363325, 757071871},
         {cluster, "clustered=true nodes=3 thread_count=50 requests_recovery=true", 0x4cfda72089fe2847u, 12946, 50,
          200, 7024, 626489112, 757071871},
@@ -327,6 +329,71 @@ static void test_pause_resume(void **state)
     sim_result_free(&r);
 }
 
+/* RAMJobStore (job_store=ram, the default): no misfire handler; a misfired
+ * trigger gets its instruction when a free thread acquires it
+ * (acquireNextTriggers: applyMisfire).  25 cron triggers every 5 minutes,
+ * 90 s jobs, ten threads: 10 at 0; at 90 s the 15 left are misfired, moved
+ * to now (FIRE_ONCE_NOW) and 10 fire; the 5 left are misfired again at
+ * 180 s and fire then (the JDBC store: 10 at 0, 10 and 5 at the handler's
+ * passes, 120 s and 240 s).  Twelve one-shots on ten threads: the two left
+ * fire at 70 s.  One thread, every minute, 90 s jobs, disallowed
+ * concurrency: the 3m fire is misfired at 270 s and rescheduled to the
+ * grid's next time, 5m (the JDBC store's pass at 300 s: 6m). */
+static void test_ram_store(void **state)
+{
+    (void)state;
+    struct sim_result r;
+    run("horizon 5m\nworkflow flow x 25\n  producer run cron \"*/5 * * * *\" runs 90s publish t\n", "", &r);
+    assert_int_equal(simtest_count(&r, "start", NULL), 25);
+    assert_int_equal(simtest_nth(&r, "start", NULL, 10), S(90));
+    assert_int_equal(simtest_nth(&r, "start", NULL, 19), S(90));
+    assert_int_equal(simtest_nth(&r, "start", NULL, 20), S(180));
+    simtest_expect_metric(&r, "lateness.max", (double)S(180));
+    sim_result_free(&r);
+    run("horizon 5m\nworkflow flow x 25\n  producer run cron \"*/5 * * * *\" runs 90s publish t\n", "job_store=jdbc",
+        &r);
+    assert_int_equal(simtest_nth(&r, "start", NULL, 10), MIN(2));
+    assert_int_equal(simtest_nth(&r, "start", NULL, 20), MIN(4));
+    sim_result_free(&r);
+    run("horizon 10m\nworkflow w x 12\n  producer p at 0 runs 70s publish t\n", "", &r);
+    assert_int_equal(simtest_nth(&r, "start", NULL, 10), S(70));
+    simtest_expect_metric(&r, "lateness.max", (double)S(70));
+    sim_result_free(&r);
+    run("horizon 1h\nworkflow w\n  producer p every 1m runs 90s publish t\n", "disallow_concurrent=true thread_count=1",
+        &r);
+    const int64_t starts[] = {0, S(90), S(180), MIN(5), S(390), S(480), MIN(10)};
+    for (int i = 0; i < 7; i++)
+        assert_int_equal(simtest_nth(&r, "start", NULL, i), starts[i]);
+    sim_result_free(&r);
+}
+
+/* RAMJobStore across a host restart: the triggers were in memory; the
+ * application registers them again at the start, each from its schedule's
+ * first time from then: no misfire, no catch-up.  Every minute, down from
+ * 10m to 12m30s: the next run at 13m (the JDBC store: at 12m30s).  A job
+ * running at the crash is not recovered, requests_recovery or not. */
+static void test_ram_restart(void **state)
+{
+    (void)state;
+    const char *text = "horizon 30m\n"
+                       "workflow w\n"
+                       "  producer p cron \"* * * * *\" runs 1s publish t\n"
+                       "crash host at 10m for 2m30s\n";
+    struct sim_result r;
+    run(text, "", &r);
+    assert_int_equal(simtest_nth(&r, "start", NULL, 10), MIN(13));
+    simtest_expect_metric(&r, "missed", 3);
+    sim_result_free(&r);
+    run(text, "misfire_instruction=ignore", &r);
+    assert_int_equal(simtest_nth(&r, "start", NULL, 10), MIN(13));
+    sim_result_free(&r);
+    run("horizon 30m\nworkflow w\n  producer p every 10m runs 5m publish t\ncrash host at 2m for 1m\n",
+        "requests_recovery=true", &r);
+    simtest_expect_metric(&r, "runs", 3);
+    assert_int_equal(simtest_count(&r, "start", "reason=recover"), 0);
+    sim_result_free(&r);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -340,6 +407,8 @@ int main(void)
         cmocka_unit_test(test_fleet_pool),
         cmocka_unit_test(test_thread_count_range),
         cmocka_unit_test(test_pause_resume),
+        cmocka_unit_test(test_ram_store),
+        cmocka_unit_test(test_ram_restart),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
