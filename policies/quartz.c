@@ -50,6 +50,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "sim/cal.h"
 #include "sim/idmap.h"
 #include "sim/jobs.h"
 #include "sim/policy_api.h"
@@ -100,6 +101,7 @@ struct policy {
     int ram;                       /* RAMJobStore: misfires at acquisition, nothing outlives the host */
     uint32_t threads, nodes, max_misfires;
 
+    struct sim_sched_opts opts;    /* cron read as Quartz's CronExpression does (CAL_DST_QUARTZ) */
     uint32_t *busy;                /* [nodes] active runs */
     struct idwin fired_at;         /* run -> its fired-trigger row's index (rebuilt at create) */
     uint8_t *up;                   /* [nodes] */
@@ -154,6 +156,13 @@ static const struct param_def qz_params[] = {
 static int is_prod(const struct policy *p, uint32_t h) { return p->t->h_kind[h] == H_PRODUCER; }
 
 static struct qz_trig *tx(struct policy *p, uint64_t id) { return jobs_extra(&p->d->trig, id); }
+
+/* The schedule's first time > after_us (>= with inclusive), its cron read by
+ * CronExpression.getTimeAfter's rule at DST changes. */
+static int64_t sched_next(const struct policy *p, uint32_t h, int64_t after_us, int inclusive)
+{
+    return sim_sched_next_opt(p->sim, h, after_us, inclusive, &p->opts);
+}
 
 static uint8_t sched_kind(const struct sim_sched_info *si)
 {
@@ -217,11 +226,11 @@ static int64_t fire_after(struct policy *p, uint64_t id, int64_t f)
     struct sim_sched_info si;
     switch (x->kind) {
     case TK_CRON:
-        return sim_sched_next(p->sim, h, f, 0);
+        return sched_next(p, h, f, 0);
     case TK_EVERY: {
         sim_sched_info(p->sim, h, &si);
         if (si.kind != SIM_SCHED_EVERY || x->anchor == SIM_NEVER)
-            return sim_sched_next(p->sim, h, f, 0); /* changed while it fired, or rescheduled while disabled */
+            return sched_next(p, h, f, 0); /* changed while it fired, or rescheduled while disabled */
         int64_t k = (f - x->anchor) / si.every_us + 1;
         int64_t n = x->anchor + k * si.every_us;
         return n < sim_horizon(p->sim) ? n : SIM_NEVER;
@@ -240,7 +249,7 @@ static int64_t after_misfire(struct policy *p, uint64_t id, int64_t now_us)
     int now_kind = p->instr == MI_FIRE_NOW || p->instr == MI_FIRE_ONCE_NOW;
     switch (x->kind) {
     case TK_CRON: /* smart = FIRE_ONCE_NOW */
-        return p->instr == MI_DO_NOTHING ? sim_sched_next(p->sim, h, now_us, 0) : now_us;
+        return p->instr == MI_DO_NOTHING ? sched_next(p, h, now_us, 0) : now_us;
     case TK_EVERY:
         if (now_kind) { /* RESCHEDULE_NOW_WITH_REMAINING_REPEAT_COUNT: the series starts over now */
             x->anchor = now_us;
@@ -280,7 +289,7 @@ static void resume_trig(struct policy *p, uint64_t id, int64_t now_us)
     x->floor = now_us;
     if (x->next == SIM_NEVER && x->anchor == SIM_NEVER) {
         /* rescheduled while paused: its first time from now */
-        x->next = x->anchor = sim_sched_next(p->sim, jobs_get(&p->d->trig, id)->handler, now_us, 1);
+        x->next = x->anchor = sched_next(p, jobs_get(&p->d->trig, id)->handler, now_us, 1);
     }
     if (x->blocked)
         return;
@@ -558,6 +567,7 @@ static struct policy *qz_create(struct sim *sim, void *durable, const struct par
     p->margin_us = params_get(ps, "checkin_margin");
     p->recovery = (int)params_get(ps, "requests_recovery");
     p->ram = params_get(ps, "job_store") == STORE_RAM && !p->clustered;
+    p->opts.dst = CAL_DST_QUARTZ;
     p->busy = xcalloc(p->nodes, sizeof *p->busy);
     p->up = xcalloc(p->nodes, 1);
     p->node_start = xcalloc(p->nodes, sizeof *p->node_start);
@@ -582,7 +592,7 @@ static struct policy *qz_create(struct sim *sim, void *durable, const struct par
                 continue;
             struct sim_sched_info si;
             sim_sched_info(sim, h, &si);
-            int64_t first = sim_sched_next(sim, h, 0, 1);
+            int64_t first = sched_next(p, h, 0, 1);
             d->own[h] = trig_new(p, h, sched_kind(&si), first);
             tx(p, d->own[h])->anchor = first;
         }
@@ -638,7 +648,7 @@ static void ram_restart(struct policy *p, int64_t now_us)
         struct sim_sched_info si;
         sim_sched_info(p->sim, h, &si);
         struct qz_trig *x = tx(p, id);
-        int64_t next = sim_sched_next(p->sim, h, now_us, 1);
+        int64_t next = sched_next(p, h, now_us, 1);
         x->kind = sched_kind(&si);
         x->blocked = x->held = x->paused = 0;
         x->anchor = next;
@@ -744,7 +754,7 @@ static void qz_on_schedule_change(struct policy *p, uint32_t h, int64_t now_us)
         resume_trig(p, id, now_us);
     } else {
         x->kind = sched_kind(&si);
-        int64_t next = sim_sched_next(p->sim, h, now_us, 1);
+        int64_t next = sched_next(p, h, now_us, 1);
         x->anchor = next;
         x->floor = now_us;
         if (jobs_get(&p->d->trig, id)->status == JOB_SLEEPING)

@@ -394,6 +394,32 @@ static void test_ram_restart(void **state)
     sim_result_free(&r);
 }
 
+/* Cron fires at DST changes follow Quartz's CronExpression (CAL_DST_QUARTZ),
+ * America/New_York.  Fall back, 2025-11-02 04:00Z-08:00Z: every 15 minutes
+ * fires 12 times, silent for the first pass of 01:xx (05:00Z-05:45Z), and
+ * a daily 01:30 fires at its second occurrence, 06:30Z (2h30m in).  Spring
+ * forward, 2025-03-09: a daily 02:30 is skipped that day. */
+static void test_cron_dst(void **state)
+{
+    (void)state;
+    struct sim_result r;
+    run("start 2025-11-02T04:00:00Z\ntimezone America/New_York\nhorizon 4h\nworkflow w\n"
+        "  producer every15 cron \"*/15 * * * *\" runs 1s publish t\n"
+        "  producer at130 cron \"30 1 * * *\" runs 1s publish t2\n",
+        "", &r);
+    const int64_t q15[] = {0, MIN(15), MIN(30), MIN(45), MIN(120), MIN(135), MIN(150), MIN(165),
+                           MIN(180), MIN(195), MIN(210), MIN(225)};
+    simtest_expect_starts(&r, 0, q15, 12);
+    const int64_t at130[] = {MIN(150)};
+    simtest_expect_starts(&r, 1, at130, 1);
+    sim_result_free(&r);
+    run("start 2025-03-09T05:00:00Z\ntimezone America/New_York\nhorizon 3h\nworkflow w\n"
+        "  producer at230 cron \"30 2 * * *\" runs 1s publish t\n",
+        "", &r);
+    assert_int_equal(simtest_count(&r, "start", NULL), 0);
+    sim_result_free(&r);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -409,6 +435,7 @@ int main(void)
         cmocka_unit_test(test_pause_resume),
         cmocka_unit_test(test_ram_store),
         cmocka_unit_test(test_ram_restart),
+        cmocka_unit_test(test_cron_dst),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
