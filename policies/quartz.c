@@ -112,6 +112,9 @@ struct policy {
     int misfire_tick;              /* the misfire handler's loop, every misfire_threshold */
     sim_timer misfire_more;        /* another pass 50 ms later, while more than max wait */
     int server_down, stopping;
+    int64_t db_retry_us;           /* dbRetryInterval */
+    int64_t down_at;               /* the database's outage began */
+    int64_t acq_resume;            /* the scheduler thread's first acquisition after an outage */
 };
 
 enum { STORE_RAM, STORE_JDBC };
@@ -147,6 +150,10 @@ static const struct param_def qz_params[] = {
     {"checkin_margin", PARAM_DURATION, "7500ms", NULL, 0, US_PER_DAY,
      "JobStoreSupport.calcFailedIfAfter: last check-in + max(interval, since own check-in) + 7500 ms",
      "a node is declared failed when its last check-in is older than its interval plus this"},
+    {"db_retry_interval", PARAM_DURATION, "15s", NULL, US_PER_MS, US_PER_DAY,
+     "JobStoreSupport.dbRetryInterval = 15000L; getAcquireRetryDelay; QuartzSchedulerThread.run "
+     "(computeDelayForRepeatedErrors)",
+     "JDBC: after a database error the scheduler thread retries acquiring every this long"},
     {"requests_recovery", PARAM_BOOL, "false", NULL, 0, 1, "JobDetail.requestsRecovery (default false)",
      "a job whose node died while running it runs again at once when the node is recovered"},
 };
@@ -393,6 +400,13 @@ static void fire_ready(struct policy *p, int64_t now_us)
         arm_misfire(p, now_us);
         return;
     }
+    if (now_us < p->acq_resume) {
+        /* the scheduler thread sleeps out its retry delay; the misfire
+         * handler keeps its own rhythm meanwhile */
+        sim_alarm(p->sim, p->fire_alarm, p->acq_resume);
+        sim_ticker_arm(p->sim, p->misfire_tick, now_us + 1);
+        return;
+    }
     int k;
     uint64_t id;
     while ((k = free_node(p)) >= 0 && (id = jobs_next_due(&p->d->trig, now_us)) != NONE) {
@@ -566,6 +580,7 @@ static struct policy *qz_create(struct sim *sim, void *durable, const struct par
     p->checkin_us = params_get(ps, "checkin_interval");
     p->margin_us = params_get(ps, "checkin_margin");
     p->recovery = (int)params_get(ps, "requests_recovery");
+    p->db_retry_us = params_get(ps, "db_retry_interval");
     p->ram = params_get(ps, "job_store") == STORE_RAM && !p->clustered;
     p->opts.dst = CAL_DST_QUARTZ;
     p->busy = xcalloc(p->nodes, sizeof *p->busy);
@@ -772,12 +787,19 @@ static void qz_on_part(struct policy *p, int target, uint32_t index, int up, int
     if (target == CRASH_SERVER) {
         p->server_down = !up;
         if (!up) {
+            p->down_at = now_us;
             sim_alarm(p->sim, p->fire_alarm, SIM_NEVER);
             sim_timer_cancel(p->sim, p->misfire_more);
             p->misfire_more = 0;
             arm_misfire(p, now_us);
         } else {
-            misfire_tick(p, now_us);
+            /* The scheduler thread's acquisitions failed from the outage's
+             * start and were retried every dbRetryInterval; the misfire
+             * handler's failed passes slept max(dbRetryInterval, threshold
+             * - spanned): its next pass is at its next tick, not now. */
+            int64_t k = (now_us - p->down_at + p->db_retry_us - 1) / p->db_retry_us;
+            p->acq_resume = p->down_at + k * p->db_retry_us;
+            fire_ready(p, now_us);
         }
         arm_checkins(p);
         return;

@@ -420,6 +420,30 @@ static void test_cron_dst(void **state)
     sim_result_free(&r);
 }
 
+/* A database outage (JDBC store, crash server): the scheduler thread's
+ * acquisitions fail and are retried every dbRetryInterval (15 s) from the
+ * outage's start; the misfire handler keeps its 60 s rhythm.  Every minute,
+ * down from 10m for 2m30s: at 12m30s the 10m fire is misfired, left to the
+ * handler, whose pass at 13m fires once now (serving 13m): 10m, 11m, 12m
+ * missed (a pass the moment the database came back ran at 12m30s).  Down
+ * for 20 s: the thread's retry at 10m30s fires the 10m trigger late. */
+static void test_db_outage(void **state)
+{
+    (void)state;
+    const char *head = "horizon 20m\nworkflow w\n  producer p cron \"* * * * *\" runs 1s publish t\n";
+    char text[256];
+    struct sim_result r;
+    snprintf(text, sizeof text, "%scrash server at 10m for 2m30s\n", head);
+    run(text, "job_store=jdbc", &r);
+    assert_int_equal(simtest_nth(&r, "start", NULL, 10), MIN(13));
+    simtest_expect_metric(&r, "missed", 3);
+    sim_result_free(&r);
+    snprintf(text, sizeof text, "%scrash server at 10m for 20s\n", head);
+    run(text, "job_store=jdbc", &r);
+    assert_int_equal(simtest_nth(&r, "start", "due=00:10:00", 0), S(630));
+    sim_result_free(&r);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -436,6 +460,7 @@ int main(void)
         cmocka_unit_test(test_ram_store),
         cmocka_unit_test(test_ram_restart),
         cmocka_unit_test(test_cron_dst),
+        cmocka_unit_test(test_db_outage),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
