@@ -1,6 +1,6 @@
-/* quartz.c: the Quartz scheduler (Java) with its JDBC job store: triggers,
- * a thread pool, misfires and their instructions, @DisallowConcurrentExecution
- * and the cluster's check-in fail-over.  docs/policy-quartz.md has the rules
+/* quartz.c: the Quartz scheduler (Java) with its RAM or JDBC job store:
+ * triggers, a thread pool, misfires and their instructions,
+ * @DisallowConcurrentExecution and the cluster's check-in fail-over.  docs/policy-quartz.md has the rules
  * with their sources; this comment is the map.
  *
  * Mapping.  Each producer instance is a JobDetail with one trigger: a
@@ -14,7 +14,8 @@
  * Firing.  Whenever a thread of an up node is free, the earliest WAITING
  * trigger with nextFireTime <= now fires on the node with the most free
  * threads, unless it is misfired: later than misfire_threshold and not
- * IGNORE_MISFIRE_POLICY; a misfired trigger waits for the misfire handler,
+ * IGNORE_MISFIRE_POLICY; with the RAM store a misfired trigger gets its
+ * instruction as it is acquired; with the JDBC store it waits for the misfire handler,
  * which runs every misfire_threshold (every 50 ms while more than 20 wait)
  * and applies the instruction (smart, fire_now, fire_once_now, do_nothing,
  * ignore; per trigger type, table in the docs).  Firing advances
@@ -23,7 +24,8 @@
  * its scheduled time.  With disallow_concurrent the trigger is BLOCKED
  * while its job runs and WAITING again when it completes.
  *
- * Recovery.  At a start (recoverJobs) or when a node is found dead (a live
+ * RAM store: a start registers every trigger afresh (nothing survived).
+ * Recovery (JDBC).  At a start (recoverJobs) or when a node is found dead (a live
  * node's check-in finds its last check-in older than interval + 7.5 s),
  * its fired-trigger rows are recovered: a job with requests_recovery runs
  * again at once (a one-shot trigger that never misfires, serving the same
@@ -48,6 +50,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "sim/cal.h"
 #include "sim/idmap.h"
 #include "sim/jobs.h"
 #include "sim/policy_api.h"
@@ -64,7 +67,9 @@ struct qz_trig {                   /* side data of a trigger row (its extra byte
     uint8_t kind;                  /* TK_* */
     uint8_t ignore;                /* never misfires */
     uint8_t blocked, held;         /* SLEEPING: BLOCKED, or misfired and waiting for the handler */
+    uint8_t paused;                /* SLEEPING: PAUSED (PAUSED_BLOCKED with blocked) */
     int64_t next;                  /* nextFireTime while SLEEPING */
+    int64_t floor;                 /* producers: the last resume or reschedule; a fire before it serves no due */
     int64_t anchor;                /* TK_EVERY: the grid's origin (fire_now shifts it) */
     int64_t due;                   /* TK_RECOVERY: the due the recovered run served */
 };
@@ -93,8 +98,10 @@ struct policy {
 
     int64_t thr_us, checkin_us, margin_us;
     int instr, disallow, clustered, recovery;
+    int ram;                       /* RAMJobStore: misfires at acquisition, nothing outlives the host */
     uint32_t threads, nodes, max_misfires;
 
+    struct sim_sched_opts opts;    /* cron read as Quartz's CronExpression does (CAL_DST_QUARTZ) */
     uint32_t *busy;                /* [nodes] active runs */
     struct idwin fired_at;         /* run -> its fired-trigger row's index (rebuilt at create) */
     uint8_t *up;                   /* [nodes] */
@@ -105,9 +112,20 @@ struct policy {
     int misfire_tick;              /* the misfire handler's loop, every misfire_threshold */
     sim_timer misfire_more;        /* another pass 50 ms later, while more than max wait */
     int server_down, stopping;
+    int64_t db_retry_us;           /* dbRetryInterval */
+    int64_t down_at;               /* the database's outage began */
+    int64_t acq_resume;            /* the scheduler thread's first acquisition after an outage */
 };
 
+enum { STORE_RAM, STORE_JDBC };
+
 static const struct param_def qz_params[] = {
+    {"job_store", PARAM_ENUM, "ram", "ram|jdbc", 0, 0,
+     "org.quartz.jobStore.class = org.quartz.simpl.RAMJobStore (the bundled quartz.properties; "
+     "StdSchedulerFactory's default); jdbc: JobStoreTX over the QRTZ_ tables",
+     "ram: a misfire is handled when the trigger is acquired, triggers live in memory and are "
+     "registered afresh at a start; jdbc: the misfire handler's passes, durable tables, recovery "
+     "(clustered=true implies jdbc)"},
     {"misfire_threshold", PARAM_DURATION, "60s", NULL, US_PER_MS, US_PER_DAY,
      "org.quartz.jobStore.misfireThreshold: 60000 ms (JobStoreSupport; quartz.properties)",
      "a trigger later than this is misfired, and its instruction decides; also the misfire handler's period"},
@@ -122,8 +140,8 @@ static const struct param_def qz_params[] = {
     {"max_misfires_per_pass", PARAM_INT, "20", NULL, 1, 1000000,
      "org.quartz.jobStore.maxMisfiresToHandleAtATime = 20 (JobStoreSupport)",
      "misfired triggers one handler pass updates; more: another pass 50 ms later"},
-    {"clustered", PARAM_BOOL, "false", NULL, 0, 1, "org.quartz.jobStore.isClustered (default false)",
-     "several nodes share the tables; crash worker N takes node N down"},
+    {"clustered", PARAM_BOOL, "false", NULL, 0, 1, "org.quartz.jobStore.isClustered (default false; JDBC stores only)",
+     "several nodes share the tables (the JDBC store); crash worker N takes node N down"},
     {"nodes", PARAM_INT, "2", NULL, 1, 64, "simrun: the cluster's size (clustered=true)",
      "scheduler nodes, each with thread_count threads"},
     {"checkin_interval", PARAM_DURATION, "7500ms", NULL, US_PER_MS, US_PER_DAY,
@@ -132,6 +150,10 @@ static const struct param_def qz_params[] = {
     {"checkin_margin", PARAM_DURATION, "7500ms", NULL, 0, US_PER_DAY,
      "JobStoreSupport.calcFailedIfAfter: last check-in + max(interval, since own check-in) + 7500 ms",
      "a node is declared failed when its last check-in is older than its interval plus this"},
+    {"db_retry_interval", PARAM_DURATION, "15s", NULL, US_PER_MS, US_PER_DAY,
+     "JobStoreSupport.dbRetryInterval = 15000L; getAcquireRetryDelay; QuartzSchedulerThread.run "
+     "(computeDelayForRepeatedErrors)",
+     "JDBC: after a database error the scheduler thread retries acquiring every this long"},
     {"requests_recovery", PARAM_BOOL, "false", NULL, 0, 1, "JobDetail.requestsRecovery (default false)",
      "a job whose node died while running it runs again at once when the node is recovered"},
 };
@@ -141,6 +163,13 @@ static const struct param_def qz_params[] = {
 static int is_prod(const struct policy *p, uint32_t h) { return p->t->h_kind[h] == H_PRODUCER; }
 
 static struct qz_trig *tx(struct policy *p, uint64_t id) { return jobs_extra(&p->d->trig, id); }
+
+/* The schedule's first time > after_us (>= with inclusive), its cron read by
+ * CronExpression.getTimeAfter's rule at DST changes. */
+static int64_t sched_next(const struct policy *p, uint32_t h, int64_t after_us, int inclusive)
+{
+    return sim_sched_next_opt(p->sim, h, after_us, inclusive, &p->opts);
+}
 
 static uint8_t sched_kind(const struct sim_sched_info *si)
 {
@@ -154,7 +183,7 @@ static uint64_t trig_new(struct policy *p, uint32_t h, uint8_t kind, int64_t nex
                     .available_us = next, .due_us = -1, .item = UINT64_MAX};
     uint64_t id = jobs_add(&d->trig, &j);
     *tx(p, id) = (struct qz_trig){.kind = kind, .ignore = kind >= TK_CONSUMER || p->instr == MI_IGNORE,
-                                  .next = next, .due = -1};
+                                  .next = next, .floor = -1, .due = -1};
     return id;
 }
 
@@ -186,6 +215,16 @@ static void trig_sleep(struct policy *p, uint64_t id, int64_t next, int held)
     jobs_update(&p->d->trig, id, JOB_SLEEPING, SIM_NEVER);
 }
 
+/* The job of a BLOCKED trigger completed (or its run was recovered): it
+ * waits again, or stays PAUSED if it was paused meanwhile. */
+static void unblock(struct policy *p, uint64_t id)
+{
+    struct qz_trig *x = tx(p, id);
+    x->blocked = 0;
+    if (!x->paused)
+        trig_wait(p, id, x->next);
+}
+
 /* The fire after a trigger's scheduled time f (trigger.triggered()). */
 static int64_t fire_after(struct policy *p, uint64_t id, int64_t f)
 {
@@ -194,11 +233,11 @@ static int64_t fire_after(struct policy *p, uint64_t id, int64_t f)
     struct sim_sched_info si;
     switch (x->kind) {
     case TK_CRON:
-        return sim_sched_next(p->sim, h, f, 0);
+        return sched_next(p, h, f, 0);
     case TK_EVERY: {
         sim_sched_info(p->sim, h, &si);
         if (si.kind != SIM_SCHED_EVERY || x->anchor == SIM_NEVER)
-            return sim_sched_next(p->sim, h, f, 0); /* changed while it fired, or rescheduled while disabled */
+            return sched_next(p, h, f, 0); /* changed while it fired, or rescheduled while disabled */
         int64_t k = (f - x->anchor) / si.every_us + 1;
         int64_t n = x->anchor + k * si.every_us;
         return n < sim_horizon(p->sim) ? n : SIM_NEVER;
@@ -217,7 +256,7 @@ static int64_t after_misfire(struct policy *p, uint64_t id, int64_t now_us)
     int now_kind = p->instr == MI_FIRE_NOW || p->instr == MI_FIRE_ONCE_NOW;
     switch (x->kind) {
     case TK_CRON: /* smart = FIRE_ONCE_NOW */
-        return p->instr == MI_DO_NOTHING ? sim_sched_next(p->sim, h, now_us, 0) : now_us;
+        return p->instr == MI_DO_NOTHING ? sched_next(p, h, now_us, 0) : now_us;
     case TK_EVERY:
         if (now_kind) { /* RESCHEDULE_NOW_WITH_REMAINING_REPEAT_COUNT: the series starts over now */
             x->anchor = now_us;
@@ -230,6 +269,41 @@ static int64_t after_misfire(struct policy *p, uint64_t id, int64_t now_us)
     default:
         return now_us;
     }
+}
+
+/* pauseTrigger: the trigger keeps its nextFireTime, PAUSED (out of the
+ * misfire handler's list too; PAUSED_BLOCKED while its job runs). */
+static void pause_trig(struct policy *p, uint64_t id)
+{
+    struct qz_trig *x = tx(p, id);
+    const struct job *j = jobs_get(&p->d->trig, id);
+    int64_t next = j->status == JOB_SLEEPING ? x->next : j->available_us;
+    x->held = 0;
+    x->paused = 1;
+    x->next = next;
+    jobs_update(&p->d->trig, id, JOB_SLEEPING, SIM_NEVER);
+}
+
+/* resumeTrigger (JobStoreSupport.resumeTrigger, RAMJobStore.resumeTrigger):
+ * the kept nextFireTime; if it is past by misfire_threshold or more, the
+ * misfire instruction applies now (updateMisfiredTrigger / applyMisfire;
+ * not under `ignore`), otherwise the trigger waits and fires late.  A
+ * trigger whose job still runs stays BLOCKED. */
+static void resume_trig(struct policy *p, uint64_t id, int64_t now_us)
+{
+    struct qz_trig *x = tx(p, id);
+    x->paused = 0;
+    x->floor = now_us;
+    if (x->next == SIM_NEVER && x->anchor == SIM_NEVER) {
+        /* rescheduled while paused: its first time from now */
+        x->next = x->anchor = sched_next(p, jobs_get(&p->d->trig, id)->handler, now_us, 1);
+    }
+    if (x->blocked)
+        return;
+    int64_t next = x->next;
+    if (next != SIM_NEVER && !x->ignore && next <= now_us - p->thr_us)
+        next = after_misfire(p, id, now_us);
+    trig_wait(p, id, next);
 }
 
 /* --- firing ------------------------------------------------------------------------ */
@@ -270,8 +344,12 @@ static void fire(struct policy *p, uint64_t id, uint32_t k, int64_t now_us)
         rq.reason = REASON_RECOVER;
         rq.due_us = x->due;
     } else {
+        /* a time missed while the trigger was paused (or before it was
+         * rescheduled) is no due of the schedule: the run serves none */
         rq.reason = REASON_SCHEDULE;
         rq.due_us = sim_sched_prev(p->sim, h, sched);
+        if (rq.due_us < x->floor)
+            rq.due_us = -1;
     }
     int64_t next = fire_after(p, id, sched);
     if (p->disallow && x->kind <= TK_ONCE)
@@ -303,7 +381,9 @@ static void hold(struct policy *p, uint64_t id, int64_t next)
 static void arm_misfire(struct policy *p, int64_t now_us)
 {
     int64_t at = SIM_NEVER;
-    if (p->d->nheld > p->d->held_head) {
+    if (p->ram) {
+        /* RAMJobStore has no misfire handler */
+    } else if (p->d->nheld > p->d->held_head) {
         at = now_us + 1;
     } else if (free_node(p) < 0) {
         uint64_t id = jobs_peek(&p->d->trig, &at); /* a SLEEPING top is at SIM_NEVER: none waits */
@@ -320,12 +400,22 @@ static void fire_ready(struct policy *p, int64_t now_us)
         arm_misfire(p, now_us);
         return;
     }
+    if (now_us < p->acq_resume) {
+        /* the scheduler thread sleeps out its retry delay; the misfire
+         * handler keeps its own rhythm meanwhile */
+        sim_alarm(p->sim, p->fire_alarm, p->acq_resume);
+        sim_ticker_arm(p->sim, p->misfire_tick, now_us + 1);
+        return;
+    }
     int k;
     uint64_t id;
     while ((k = free_node(p)) >= 0 && (id = jobs_next_due(&p->d->trig, now_us)) != NONE) {
         struct job *j = jobs_get(&p->d->trig, id);
         if (!tx(p, id)->ignore && j->available_us < now_us - p->thr_us) {
-            hold(p, id, j->available_us);
+            if (p->ram) /* RAMJobStore.acquireNextTriggers: applyMisfire, and look again */
+                trig_wait(p, id, after_misfire(p, id, now_us));
+            else
+                hold(p, id, j->available_us);
             continue;
         }
         fire(p, id, (uint32_t)k, now_us);
@@ -415,7 +505,7 @@ static void recover_row(struct policy *p, size_t i, int64_t now_us)
     fired_remove(p, i);
     struct qz_trig *x = tx(p, f.trig);
     if (x->blocked)
-        trig_wait(p, f.trig, x->next);
+        unblock(p, f.trig);
     if (p->recovery && x->kind != TK_CONSUMER && x->kind != TK_RECOVERY) {
         uint64_t r = trig_new(p, ri.handler, TK_RECOVERY, now_us);
         tx(p, r)->due = ri.due_us;
@@ -490,6 +580,9 @@ static struct policy *qz_create(struct sim *sim, void *durable, const struct par
     p->checkin_us = params_get(ps, "checkin_interval");
     p->margin_us = params_get(ps, "checkin_margin");
     p->recovery = (int)params_get(ps, "requests_recovery");
+    p->db_retry_us = params_get(ps, "db_retry_interval");
+    p->ram = params_get(ps, "job_store") == STORE_RAM && !p->clustered;
+    p->opts.dst = CAL_DST_QUARTZ;
     p->busy = xcalloc(p->nodes, sizeof *p->busy);
     p->up = xcalloc(p->nodes, 1);
     p->node_start = xcalloc(p->nodes, sizeof *p->node_start);
@@ -514,7 +607,7 @@ static struct policy *qz_create(struct sim *sim, void *durable, const struct par
                 continue;
             struct sim_sched_info si;
             sim_sched_info(sim, h, &si);
-            int64_t first = sim_sched_next(sim, h, 0, 1);
+            int64_t first = sched_next(p, h, 0, 1);
             d->own[h] = trig_new(p, h, sched_kind(&si), first);
             tx(p, d->own[h])->anchor = first;
         }
@@ -544,18 +637,62 @@ static void node_up(struct policy *p, uint32_t k, int64_t now_us)
     p->d->checkin[k] = now_us; /* the first check-in, at the node's start */
 }
 
+/* A start with RAMJobStore: nothing of the last incarnation is left (no
+ * fired-trigger rows, so no recovery); the application registers its jobs
+ * again, each trigger with the schedule's first time from now (paused if
+ * its schedule is disabled). */
+static void ram_restart(struct policy *p, int64_t now_us)
+{
+    struct qz_durable *d = p->d;
+    while (d->nfired)
+        fired_remove(p, d->nfired - 1);
+    d->nheld = d->held_head = 0;
+    struct jobtab *trig = &d->trig;
+    for (uint64_t id = jobs_next_kept(trig, 0); id < trig->n; id = jobs_next_kept(trig, id + 1))
+        if (tx(p, id)->kind >= TK_CONSUMER) {
+            jobs_update(trig, id, JOB_COMPLETED, SIM_NEVER);
+            jobs_forget(trig, id);
+        }
+    for (uint32_t h = 0; h < p->t->nh; h++) {
+        if (!is_prod(p, h)) {
+            d->own[h] = NONE;
+            p->more[h] = 0;
+            continue;
+        }
+        uint64_t id = d->own[h];
+        struct sim_sched_info si;
+        sim_sched_info(p->sim, h, &si);
+        struct qz_trig *x = tx(p, id);
+        int64_t next = sched_next(p, h, now_us, 1);
+        x->kind = sched_kind(&si);
+        x->blocked = x->held = x->paused = 0;
+        x->anchor = next;
+        x->floor = now_us;
+        trig_wait(p, id, next);
+        if (si.disabled) {
+            x->anchor = SIM_NEVER; /* resume_trig takes the first time from then */
+            pause_trig(p, id);
+        }
+    }
+}
+
 /* recoverJobs at a start: every fired-trigger row is of a run that died,
  * BLOCKED triggers are released, and every misfire is handled at once. */
 static void qz_start(struct policy *p, int restart, int64_t now_us)
 {
     for (uint32_t k = 0; k < p->nodes; k++)
         node_up(p, k, now_us);
-    if (restart) {
+    if (restart && p->ram) {
+        ram_restart(p, now_us);
+        for (uint32_t h = 0; h < p->t->nh; h++)
+            if (!is_prod(p, h) && sim_pending_count(p->sim, h))
+                consumer_schedule(p, h, now_us);
+    } else if (restart) {
         recover_node(p, -1, now_us);
         struct jobtab *trig = &p->d->trig;
         for (uint64_t id = jobs_next_kept(trig, 0); id < trig->n; id = jobs_next_kept(trig, id + 1))
             if (tx(p, id)->blocked)
-                trig_wait(p, id, tx(p, id)->next);
+                unblock(p, id);
         for (uint32_t h = 0; h < p->t->nh; h++)
             if (!is_prod(p, h) && p->d->own[h] == NONE && sim_pending_count(p->sim, h))
                 consumer_schedule(p, h, now_us);
@@ -601,7 +738,7 @@ static void qz_on_run_end(struct policy *p, const struct run_result *r, int64_t 
         p->busy[f.node]--;
     struct qz_trig *x = tx(p, f.trig);
     if (x->blocked)
-        trig_wait(p, f.trig, x->next);
+        unblock(p, f.trig);
     trig_done(p, f.trig);
     uint32_t h = r->handler;
     if (!is_prod(p, h)) {
@@ -615,8 +752,9 @@ static void qz_on_run_end(struct policy *p, const struct run_result *r, int64_t 
     fire_ready(p, now_us);
 }
 
-/* rescheduleJob, pauseTrigger, resumeTrigger: the producer's trigger takes
- * the schedule in force now, from now; a paused one has no next fire. */
+/* disable, enable: pauseTrigger, resumeTrigger.  change: rescheduleJob,
+ * the producer's trigger takes the schedule in force, from now (kept
+ * PAUSED while disabled). */
 static void qz_on_schedule_change(struct policy *p, uint32_t h, int64_t now_us)
 {
     uint64_t id = p->d->own[h];
@@ -625,27 +763,43 @@ static void qz_on_schedule_change(struct policy *p, uint32_t h, int64_t now_us)
     struct sim_sched_info si;
     sim_sched_info(p->sim, h, &si);
     struct qz_trig *x = tx(p, id);
-    x->kind = sched_kind(&si);
-    int64_t next = si.disabled ? SIM_NEVER : sim_sched_next(p->sim, h, now_us, 1);
-    x->anchor = next;
-    if (jobs_get(&p->d->trig, id)->status == JOB_SLEEPING)
-        x->next = next; /* released with the new time */
-    else
-        trig_wait(p, id, next);
+    if (si.disabled && !x->paused) {
+        pause_trig(p, id);
+    } else if (!si.disabled && x->paused) {
+        resume_trig(p, id, now_us);
+    } else {
+        x->kind = sched_kind(&si);
+        int64_t next = sched_next(p, h, now_us, 1);
+        x->anchor = next;
+        x->floor = now_us;
+        if (jobs_get(&p->d->trig, id)->status == JOB_SLEEPING)
+            x->next = next; /* released with the new time (none yet while paused: see resume_trig) */
+        else
+            trig_wait(p, id, next);
+    }
     fire_ready(p, now_us);
 }
 
 static void qz_on_part(struct policy *p, int target, uint32_t index, int up, int64_t now_us)
 {
+    if (target == CRASH_SERVER && p->ram)
+        return; /* no database */
     if (target == CRASH_SERVER) {
         p->server_down = !up;
         if (!up) {
+            p->down_at = now_us;
             sim_alarm(p->sim, p->fire_alarm, SIM_NEVER);
             sim_timer_cancel(p->sim, p->misfire_more);
             p->misfire_more = 0;
             arm_misfire(p, now_us);
         } else {
-            misfire_tick(p, now_us);
+            /* The scheduler thread's acquisitions failed from the outage's
+             * start and were retried every dbRetryInterval; the misfire
+             * handler's failed passes slept max(dbRetryInterval, threshold
+             * - spanned): its next pass is at its next tick, not now. */
+            int64_t k = (now_us - p->down_at + p->db_retry_us - 1) / p->db_retry_us;
+            p->acq_resume = p->down_at + k * p->db_retry_us;
+            fire_ready(p, now_us);
         }
         arm_checkins(p);
         return;
@@ -678,7 +832,7 @@ static void qz_on_stop(struct policy *p, int64_t now_us) { p->stopping = 1; }
 const struct policy_ops policy_quartz = {
     .abi = POLICY_ABI,
     .name = "quartz",
-    .summary = "Quartz with a JDBC job store: thread pool, misfire threshold and instructions, "
+    .summary = "Quartz with its RAM or JDBC job store: thread pool, misfire threshold and instructions, "
                "DisallowConcurrentExecution, cluster check-in fail-over",
     .seeds = "quartz-scheduler.org configuration and tutorials; quartz-scheduler/quartz JobStoreSupport",
     .params = qz_params,

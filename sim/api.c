@@ -112,7 +112,7 @@ int64_t sim_sched_next_opt(const struct sim *sim, uint32_t handler, int64_t afte
     /* Read differently (another zone, AND, another DST rule): cron
      * definitions only; the scenario's own stays as written. */
     int rule = o ? o->dst : CAL_DST_CRONIE;
-    SIM_ASSERT(rule >= CAL_DST_CRONIE && rule <= CAL_DST_WALL_NEG_BACK);
+    SIM_ASSERT(rule >= CAL_DST_CRONIE && rule <= CAL_DST_QUARTZ);
     struct sched_read rd = {.zone = o ? o->zone : NULL, .days_and = o ? o->days_and : 0,
                             .dst = (enum cal_dst_rule)rule};
     return schedule_next_asof(sim->scn, &hd->sched, after_us, inclusive, sim->now_us,

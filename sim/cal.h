@@ -141,9 +141,17 @@ int64_t cal_cron_next(const struct cal_cron *c, const struct cal_zone *z, int64_
  *  - CAL_DST_WALL_NEG_BACK: CAL_DST_WALL, except that a time in the gap of
  *    a zone whose offset before the gap is marked DST (a negative DST such
  *    as Europe/Dublin's) is read with the offset after the gap, which gives
- *    an instant before it, possibly <= after_s (systemd before PR #36897). */
+ *    an instant before it, possibly <= after_s (systemd before PR #36897).
+ *  - CAL_DST_QUARTZ: Quartz's CronExpression.getTimeAfter, which walks
+ *    wall-clock fields from the wall time of after_s + 1 and reads each
+ *    candidate back as java.util.Calendar does: a time in a gap does not
+ *    exist (never fires, as CAL_DST_WALL), and a repeated wall time is read
+ *    as its later occurrence, so it fires once, at the second pass (a `*`
+ *    job is silent for the first pass; a search from inside the first pass
+ *    goes on from its wall time, in the second). */
 enum cal_dst_rule {
-    CAL_DST_CRONIE, CAL_DST_ABSOLUTE, CAL_DST_WALL, CAL_DST_WALL_GAP_NEXT_DAY, CAL_DST_WALL_NEG_BACK
+    CAL_DST_CRONIE, CAL_DST_ABSOLUTE, CAL_DST_WALL, CAL_DST_WALL_GAP_NEXT_DAY, CAL_DST_WALL_NEG_BACK,
+    CAL_DST_QUARTZ
 };
 /* cal_cron_next under another DST rule.  Every rule but
  * CAL_DST_WALL_NEG_BACK answers a fire > after_s; the same cost. */

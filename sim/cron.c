@@ -647,7 +647,7 @@ static int rule_gap(const struct cal_cron *c, const struct cal__seg *s, enum cal
 {
     if (rule == CAL_DST_CRONIE)
         return dst_jump(c, s) > 0;
-    if (rule == CAL_DST_ABSOLUTE || s->start == INT64_MIN)
+    if (rule == CAL_DST_ABSOLUTE || rule == CAL_DST_QUARTZ || s->start == INT64_MIN)
         return 0;
     int32_t delta = s->off - s->prev_off;
     return delta > 0 && delta < CAL__DST_JUMP_MAX_S;
@@ -660,7 +660,7 @@ static int rule_once(const struct cal_cron *c, const struct cal__seg *s, enum ca
 {
     if (rule == CAL_DST_CRONIE)
         return dst_jump(c, s) < 0;
-    if (rule == CAL_DST_ABSOLUTE || s->start == INT64_MIN)
+    if (rule == CAL_DST_ABSOLUTE || rule == CAL_DST_QUARTZ || s->start == INT64_MIN)
         return 0;
     return s->off < s->prev_off;
 }
@@ -691,6 +691,19 @@ static int64_t gap_fire(const struct cal_zone *z, const struct cal__seg *s, int6
     }
 }
 
+/* Under CAL_DST_QUARTZ, the wall seconds of segment s that are answered in
+ * it: below s->end + the next segment's offset when the clock is set back
+ * at s->end (the repeated wall times belong to the later segment), else
+ * below s->end + s->off. */
+static int64_t quartz_wall_end(const struct cal_zone *z, const struct cal__seg *s)
+{
+    if (s->end == INT64_MAX)
+        return INT64_MAX;
+    struct cal__seg n;
+    cal__seg_at(z, s->end, &n);
+    return s->end + (n.off < s->off ? n.off : s->off);
+}
+
 /* The minute-level fires: second 0 of each matching local minute, under
  * the DST rule.  A seconds field spreads each of them over its seconds. */
 static int64_t minute_next(const struct cal_cron *c, const struct cal_zone *z, int64_t after_s,
@@ -704,10 +717,13 @@ static int64_t minute_next(const struct cal_cron *c, const struct cal_zone *z, i
     int64_t u0 = after_s + 1; /* first candidate instant */
     struct cal__seg s;
     struct match_memo mm = {0, 0, 0};
+    int64_t carry = INT64_MIN; /* CAL_DST_QUARTZ: wall time searched so far (it never goes back) */
     cal__seg_at(z, u0, &s);
     for (int guard = 0;; guard++) {
         SIM_ASSERT(guard < SEG_WALK_MAX);
         int64_t lo = (u0 > s.start ? u0 : s.start) + s.off;
+        if (lo < carry)
+            lo = carry;
         if (rule_gap(c, &s, rule) && s.start >= u0) {
             int64_t w = memo_first(c, &mm, s.start + s.prev_off);
             if (w == W_NONE_HI)
@@ -723,7 +739,13 @@ static int64_t minute_next(const struct cal_cron *c, const struct cal_zone *z, i
         int64_t w = memo_first(c, &mm, lo);
         if (w == W_NONE_HI)
             return INT64_MAX;
-        if (s.end == INT64_MAX || w - s.off < s.end) {
+        if (rule == CAL_DST_QUARTZ) {
+            if (w < quartz_wall_end(z, &s)) {
+                int64_t r = w - s.off;
+                return r <= CAL_MAX_S ? r : INT64_MAX;
+            }
+            carry = lo; /* no match below w: the next segment goes on from here */
+        } else if (s.end == INT64_MAX || w - s.off < s.end) {
             int64_t r = w - s.off;
             return r <= CAL_MAX_S ? r : INT64_MAX;
         }

@@ -119,6 +119,32 @@ static void test_rules_agree_elsewhere(void **state)
     }
 }
 
+/* Quartz's CronExpression.getTimeAfter (CAL_DST_QUARTZ), America/New_York
+ * (answers checked against Quartz's CronExpression on JDK 17).  Spring
+ * 2025-03-09, 02:00 EST -> 03:00 EDT: a daily 02:30 does not exist that
+ * day and is skipped (cronie fires at the jump, 07:00Z).  Fall 2025-11-02,
+ * 02:00 EDT -> 01:00 EST: a repeated wall time is read as its second
+ * occurrence, so every 15 minutes is silent for the first pass of 01:xx
+ * (05:00Z-05:45Z) and a daily 01:30 fires at 06:30Z (cronie: 05:30Z); a
+ * search from inside the first pass goes on in the second from its wall
+ * time (after 05:10Z = 01:10 EDT: 01:15 EST = 06:15Z). */
+static void test_quartz(void **state)
+{
+    (void)state;
+    const char *gap[] = {"2025-03-08T07:30:00Z", "2025-03-10T06:30:00Z"};
+    expect_fires("America/New_York", "30 2 * * *", "2025-03-08T00:00:00Z", CAL_DST_QUARTZ, gap, 2);
+    const char *jump[] = {"2025-03-08T07:30:00Z", "2025-03-09T07:00:00Z"};
+    expect_fires("America/New_York", "30 2 * * *", "2025-03-08T00:00:00Z", CAL_DST_CRONIE, jump, 2);
+    const char *q15[] = {"2025-11-02T04:45:00Z", "2025-11-02T06:00:00Z", "2025-11-02T06:15:00Z"};
+    expect_fires("America/New_York", "*/15 * * * *", "2025-11-02T04:30:00Z", CAL_DST_QUARTZ, q15, 3);
+    const char *daily[] = {"2025-11-01T05:30:00Z", "2025-11-02T06:30:00Z", "2025-11-03T06:30:00Z"};
+    expect_fires("America/New_York", "30 1 * * *", "2025-11-01T00:00:00Z", CAL_DST_QUARTZ, daily, 3);
+    const char *inside[] = {"2025-11-02T06:15:00Z", "2025-11-02T06:30:00Z"};
+    expect_fires("America/New_York", "*/15 * * * *", "2025-11-02T05:10:00Z", CAL_DST_QUARTZ, inside, 2);
+    const char *first[] = {"2025-11-02T05:30:00Z"};
+    expect_fires("America/New_York", "30 1 * * *", "2025-11-02T00:00:00Z", CAL_DST_CRONIE, first, 1);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -126,6 +152,7 @@ int main(void)
         cmocka_unit_test(test_spring_forward),
         cmocka_unit_test(test_negative_dst),
         cmocka_unit_test(test_rules_agree_elsewhere),
+        cmocka_unit_test(test_quartz),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     cal_zone_cache_free();
