@@ -14,7 +14,8 @@
  *  - When it is started (boot) and whenever its service goes inactive, it
  *    computes its next elapse: OnCalendar: the first calendar time after
  *    the base (the last trigger if known: in memory, or with Persistent=
- *    the stamp on disk at boot; else the timer's activation), no earlier
+ *    the stamp on disk at boot, made at the timer's first activation;
+ *    else the timer's activation), no earlier
  *    than the boot; monotonic: boot + OnBootSec (once per boot) or the
  *    service's last activation (or deactivation) + the interval.  Then the
  *    random delay (uniform [0, RandomizedDelaySec) each time, or a fixed
@@ -33,7 +34,8 @@
  *    calendar bugs of past releases.
  *
  * Key invariant: a timer is WAITING with an elapse armed (or none left) or
- * RUNNING with its service's run active; the stamp is the last elapse.
+ * RUNNING with its service's run active; the stamp is the last elapse (or,
+ * before the first, the timer's first activation).
  * Durable: the stamps (/var/lib/systemd/timers).  Volatile: everything else
  * (a boot starts over). */
 #include <stdlib.h>
@@ -51,7 +53,7 @@ enum { BUG_NONE, BUG_GAP_DAY, BUG_NEG_DST };
 
 struct st_durable {
     int init;
-    int64_t *stamp;                /* [nh] the last elapse, -1 none */
+    int64_t *stamp;                /* [nh] the last elapse, else the first activation (Persistent=); -1 none */
 };
 
 struct st_timer {
@@ -80,8 +82,10 @@ struct policy {
 };
 
 static const struct param_def st_params[] = {
-    {"persistent", PARAM_BOOL, "false", NULL, 0, 1, "systemd.timer(5) Persistent= (default false)",
-     "OnCalendar: keep the last trigger on disk; at boot, one elapse at once if any was missed while off"},
+    {"persistent", PARAM_BOOL, "false", NULL, 0, 1,
+     "systemd.timer(5) Persistent= (default false); src/core/timer.c timer_start (stamp made at first start)",
+     "OnCalendar: keep the last trigger on disk (from the first activation on); at boot, one elapse at once "
+     "if any was missed while off"},
     {"accuracy", PARAM_DURATION, "1m", NULL, 1, US_PER_DAY,
      "systemd.timer(5) AccuracySec= (default 1min); sd-event.c sleep_between",
      "each elapse fires at the latest instant of [T, T + this] on the boot's shared grid"},
@@ -151,9 +155,7 @@ static int64_t next_elapse(struct policy *p, uint32_t h, int64_t now_us, int64_t
         int64_t at = boot < unit ? boot : unit;
         return at >= sim_horizon(p->sim) ? SIM_NEVER : at;
     }
-    int64_t base = tm->last_trigger;
-    if (base < 0 && p->persistent)
-        base = p->d->stamp[h];
+    int64_t base = tm->last_trigger; /* with Persistent=, loaded from the stamp at start */
     if (base < 0)
         base = p->boot_us > 0 ? p->boot_us : -1; /* the timer's activation; at deploy, just before t = 0 */
     int64_t next = sim_sched_next_opt(p->sim, h, base, 0, &p->opts);
@@ -246,6 +248,22 @@ static void st_destroy(struct policy *p)
     free(p);
 }
 
+/* The timer is started (timer_start): with Persistent=, the stamp's time
+ * becomes the last trigger if it is in the past; a stamp that does not
+ * exist yet is made now ("the timer has never run before"), so that the
+ * next boot counts from this activation, not from its own. */
+static void start_timer(struct policy *p, uint32_t h, int64_t now_us)
+{
+    if (p->persistent) {
+        int64_t *stamp = &p->d->stamp[h];
+        if (*stamp < 0)
+            *stamp = now_us;
+        else if (*stamp < now_us)
+            p->tm[h].last_trigger = *stamp;
+    }
+    arm_timer(p, h, now_us);
+}
+
 static void st_start(struct policy *p, int restart, int64_t now_us)
 {
     p->boot_us = now_us;
@@ -253,7 +271,7 @@ static void st_start(struct policy *p, int restart, int64_t now_us)
     p->perturb_us = (int64_t)rng_below(sim_policy_rng(p->sim), 60 * US_PER_S);
     for (uint32_t h = 0; h < p->t->nh; h++)
         if (is_prod(p, h))
-            arm_timer(p, h, now_us);
+            start_timer(p, h, now_us);
     conrun_start(p->con, now_us);
 }
 

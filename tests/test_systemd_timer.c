@@ -53,6 +53,53 @@ static void test_persistent(void **state)
     sim_result_free(&r);
 }
 
+/* Persistent= before the first elapse: the stamp file is made when the
+ * timer is first started (timer_start: "The timer has never run before,
+ * make sure a stamp file exists"), with its time then, and read at the
+ * next boot as the last trigger.  A daily timer activated at 01:00 whose
+ * machine is off from 23:00 to 09:00 the next day: the midnight missed
+ * while off is after the stamp (the activation), so it elapses at the
+ * boot, 1d08:00 after the start, then the next midnights as usual.  A
+ * one-time `at 5h` with the machine off 4h -> 6h elapses at the boot (6h).
+ * Without Persistent= both are missed. */
+static void test_persistent_first_boot(void **state)
+{
+    (void)state;
+    const char *daily = "start 2025-01-01T01:00:00Z\n"
+                        "timezone UTC\n"
+                        "horizon 3d\n"
+                        "workflow w\n"
+                        "  producer rot cron \"0 0 * * *\" runs 10s publish t\n"
+                        "crash host at 22h for 10h\n";
+    struct sim_result r;
+    run(daily, "accuracy=1us persistent=true", &r);
+    const int64_t starts[] = {HOUR(32), HOUR(47), HOUR(71)};
+    simtest_expect_starts(&r, -1, starts, 3);
+    simtest_expect_metric(&r, "missed", 0);
+    assert_int_equal(simtest_nth(&r, "start", "due=23:00:00", 0), HOUR(32));
+    sim_result_free(&r);
+    run(daily, "accuracy=1us", &r);
+    simtest_expect_metric(&r, "missed", 1);
+    simtest_expect_metric(&r, "runs", 2);
+    sim_result_free(&r);
+
+    const char *once = "start 2025-01-01T00:00:00Z\n"
+                       "timezone UTC\n"
+                       "horizon 1d\n"
+                       "workflow w\n"
+                       "  producer p at 5h runs 1m publish t\n"
+                       "crash host at 4h for 2h\n";
+    run(once, "accuracy=1us persistent=true", &r);
+    const int64_t at_boot[] = {HOUR(6)};
+    simtest_expect_starts(&r, -1, at_boot, 1);
+    simtest_expect_metric(&r, "missed", 0);
+    sim_result_free(&r);
+    run(once, "accuracy=1us", &r);
+    simtest_expect_metric(&r, "runs", 0);
+    simtest_expect_metric(&r, "missed", 1);
+    sim_result_free(&r);
+}
+
 /* Never a second instance.  OnCalendar=hourly with a 90 min service: the
  * timer is disarmed while the service runs; when it ends (1h30) the next
  * elapse after the last trigger (0) is 1h, already past: it elapses at once,
@@ -206,6 +253,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_persistent),
+        cmocka_unit_test(test_persistent_first_boot),
         cmocka_unit_test(test_one_instance),
         cmocka_unit_test(test_coalescing),
         cmocka_unit_test(test_spring_forward),
