@@ -53,6 +53,53 @@ static void test_persistent(void **state)
     sim_result_free(&r);
 }
 
+/* Persistent= before the first elapse: the stamp file is made when the
+ * timer is first started (timer_start: "The timer has never run before,
+ * make sure a stamp file exists"), with its time then, and read at the
+ * next boot as the last trigger.  A daily timer activated at 01:00 whose
+ * machine is off from 23:00 to 09:00 the next day: the midnight missed
+ * while off is after the stamp (the activation), so it elapses at the
+ * boot, 1d08:00 after the start, then the next midnights as usual.  A
+ * one-time `at 5h` with the machine off 4h -> 6h elapses at the boot (6h).
+ * Without Persistent= both are missed. */
+static void test_persistent_first_boot(void **state)
+{
+    (void)state;
+    const char *daily = "start 2025-01-01T01:00:00Z\n"
+                        "timezone UTC\n"
+                        "horizon 3d\n"
+                        "workflow w\n"
+                        "  producer rot cron \"0 0 * * *\" runs 10s publish t\n"
+                        "crash host at 22h for 10h\n";
+    struct sim_result r;
+    run(daily, "accuracy=1us persistent=true", &r);
+    const int64_t starts[] = {HOUR(32), HOUR(47), HOUR(71)};
+    simtest_expect_starts(&r, -1, starts, 3);
+    simtest_expect_metric(&r, "missed", 0);
+    assert_int_equal(simtest_nth(&r, "start", "due=23:00:00", 0), HOUR(32));
+    sim_result_free(&r);
+    run(daily, "accuracy=1us", &r);
+    simtest_expect_metric(&r, "missed", 1);
+    simtest_expect_metric(&r, "runs", 2);
+    sim_result_free(&r);
+
+    const char *once = "start 2025-01-01T00:00:00Z\n"
+                       "timezone UTC\n"
+                       "horizon 1d\n"
+                       "workflow w\n"
+                       "  producer p at 5h runs 1m publish t\n"
+                       "crash host at 4h for 2h\n";
+    run(once, "accuracy=1us persistent=true", &r);
+    const int64_t at_boot[] = {HOUR(6)};
+    simtest_expect_starts(&r, -1, at_boot, 1);
+    simtest_expect_metric(&r, "missed", 0);
+    sim_result_free(&r);
+    run(once, "accuracy=1us", &r);
+    simtest_expect_metric(&r, "runs", 0);
+    simtest_expect_metric(&r, "missed", 1);
+    sim_result_free(&r);
+}
+
 /* Never a second instance.  OnCalendar=hourly with a 90 min service: the
  * timer is disarmed while the service runs; when it ends (1h30) the next
  * elapse after the last trigger (0) is 1h, already past: it elapses at once,
@@ -162,8 +209,20 @@ static void test_fall_back_silent_hour(void **state)
 /* Europe/Dublin, 2025-03-30 01:00 GMT -> 02:00 IST, OnCalendar=hourly (PR
  * systemd/systemd#36897, "iteration #3: the same firing time"): after the
  * elapse at 00:00Z every next elapse is 00:00Z again, already past, until
- * the base passes the gap at 01:00Z: the 1 s service runs back to back from
- * 00:00:00 to 01:00:00, 3601 times for one due (3600 duplicates). */
+ * the base passes the gap at 01:00Z.  The service's start rate limit
+ * (StartLimitBurst=5 in StartLimitIntervalSec=10s, the defaults) caps the
+ * loop, as in the real incidents (systemd/systemd#32039: the service
+ * "failing ... because of start-limit-hit", the timer "trying to start it
+ * continuously"; #32047: 100% CPU from 00:00 for an hour): the 1 s service
+ * runs at 00:00:00 .. 00:00:04; the start at 00:00:05 is refused, and the
+ * timer, its next elapse still past, elapses and is refused again and
+ * again (a hot loop, one wake-up per ms) until a start is more than 10 s
+ * after the window's first: the loop's tick at 00:00:10.001 starts the next
+ * window.  Windows every 10.001 s, 5 runs each, the last one from 00:59:50.359
+ * (the 360th): 1800 runs for the 00:00 due, and 5000 wake-ups per loop.
+ * The 02:00 IST due (01:00Z) is missed: the loop ends after it, and the
+ * next elapse from there is 03:00 IST.  Without the limit
+ * (start_limit_burst=0) the service runs back to back: 3601 runs. */
 static void test_negative_dst_loop(void **state)
 {
     (void)state;
@@ -175,6 +234,17 @@ static void test_negative_dst_loop(void **state)
     struct sim_result r;
     run(text, "accuracy=1us calendar_bug=negative_dst", &r);
     simtest_expect_metric(&r, "dues", 8);
+    assert_int_equal(simtest_count(&r, "start", "due=04:00:00"), 1800);
+    simtest_expect_metric(&r, "duplicates", 1799);
+    simtest_expect_metric(&r, "runs", 1806);
+    simtest_expect_metric(&r, "missed", 1);
+    for (int i = 0; i < 5; i++)
+        assert_int_equal(simtest_nth(&r, "start", "due=04:00:00", i), HOUR(4) + S(i));
+    assert_int_equal(simtest_nth(&r, "start", "due=04:00:00", 5), HOUR(4) + S(10.001));
+    assert_int_equal(simtest_nth(&r, "start", "due=04:00:00", 1799), HOUR(4) + S(3594.359));
+    assert_true(simtest_metric(&r, -1, "wakeups") >= 360 * 5000.0);
+    sim_result_free(&r);
+    run(text, "accuracy=1us calendar_bug=negative_dst start_limit_burst=0", &r);
     simtest_expect_metric(&r, "duplicates", 3600);
     simtest_expect_metric(&r, "runs", 3607);
     assert_int_equal(simtest_count(&r, "start", "due=04:00:00"), 3601);
@@ -182,6 +252,30 @@ static void test_negative_dst_loop(void **state)
     run(text, "accuracy=1us", &r);
     simtest_expect_metric(&r, "runs", 8);
     simtest_expect_metric(&r, "duplicates", 0);
+    sim_result_free(&r);
+}
+
+/* The start rate limit without a loop: OnUnitActiveSec=1s (every 1s) with
+ * a 100 ms service.  Starts at 0 .. 4 s fill the window opened at 0; the
+ * elapse at 5 s is refused (start-limit-hit, no run), and the next elapse
+ * counts from that trigger: 6 s, ... 10 s, all refused (10 s is not more
+ * than the interval after 0); 11 s opens a new window.  So 5 runs every
+ * 11 s: 0-4, 11-15, 22-26 in 30 s; no hot loop (the next elapse is always
+ * ahead).  start_limit_interval=0 turns the limit off: 30 runs. */
+static void test_start_limit(void **state)
+{
+    (void)state;
+    const char *text = "horizon 30s\n"
+                       "workflow w\n"
+                       "  producer q every 1s runs 100ms publish t\n";
+    struct sim_result r;
+    run(text, "accuracy=1us", &r);
+    const int64_t starts[] = {S(0),  S(1),  S(2),  S(3),  S(4),  S(11), S(12), S(13),
+                              S(14), S(15), S(22), S(23), S(24), S(25), S(26)};
+    simtest_expect_starts(&r, -1, starts, 15);
+    sim_result_free(&r);
+    run(text, "accuracy=1us start_limit_interval=0", &r);
+    simtest_expect_metric(&r, "runs", 30);
     sim_result_free(&r);
 }
 
@@ -206,11 +300,13 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_persistent),
+        cmocka_unit_test(test_persistent_first_boot),
         cmocka_unit_test(test_one_instance),
         cmocka_unit_test(test_coalescing),
         cmocka_unit_test(test_spring_forward),
         cmocka_unit_test(test_fall_back_silent_hour),
         cmocka_unit_test(test_negative_dst_loop),
+        cmocka_unit_test(test_start_limit),
         cmocka_unit_test(test_consumer),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
