@@ -10,7 +10,8 @@
  * kube-controller-manager alone (CronJob and Job controllers stop, running
  * pods go on).  Consumers are not CronJobs: they are Deployments that
  * process their topic as events arrive (sim/conrun.h), restarted after a
- * failure with the kubelet's CrashLoopBackOff (10 s doubling, at most 5 min).
+ * failure with the kubelet's CrashLoopBackOff (at once the first time, then
+ * 10 s doubling, at most 5 min).
  *
  * The controller's sync of one CronJob at time now (both controllers):
  *   earliest = lastScheduleTime (before the first: the CronJob's creation,
@@ -297,7 +298,7 @@ static void container_failed(struct policy *p, uint64_t id, int64_t now_us)
 {
     struct job *j = jobs_get(&p->d->jobs, id);
     uint32_t k = RESTART_COUNT(j->tag) + 1; /* the restart to come */
-    int64_t delay = k == 1 ? 0 : backoff_delay(&p->crash_backoff, k - 1);
+    int64_t delay = backoff_delay(&p->crash_backoff, k);
     j->tag |= RESTART_WAIT;
     sim_timer_at(p->sim, now_us + delay, T_RESTART, id);
 }
@@ -522,7 +523,7 @@ static struct policy *kc_create(struct sim *sim, void *durable, const struct par
     p->pod_backoff = backoff_exp(params_get(ps, "pod_backoff"), params_get(ps, "pod_backoff_max"), 0);
     p->capacity = (uint32_t)params_get(ps, "cluster_capacity");
     p->on_failure = params_get(ps, "restart_policy") == RESTART_ON_FAILURE;
-    p->crash_backoff = backoff_exp(10 * US_PER_S, 300 * US_PER_S, 0);
+    p->crash_backoff = backoff_first_at_once(backoff_exp(10 * US_PER_S, 300 * US_PER_S, 0));
     p->opts.zone = params_zone(ps, "time_zone", NULL);
     p->opts.dst = params_get(ps, "calendar") == CALENDAR_ROBFIG ? CAL_DST_ABSOLUTE : CAL_DST_CRONIE;
 
@@ -532,7 +533,7 @@ static struct policy *kc_create(struct sim *sim, void *durable, const struct par
         p->sync_alarm[h] = sim_alarm_new(sim, T_SYNC, h);
     p->pod_alarm = sim_alarm_new(sim, T_POD, 0);
     p->unsuspend_alarm = sim_alarm_new(sim, T_UNSUSPEND, 0);
-    struct conrun_cfg cc = {.tag = T_CON, .retry = 1, .backoff = backoff_exp(10 * US_PER_S, 300 * US_PER_S, 0)};
+    struct conrun_cfg cc = {.tag = T_CON, .retry = 1, .backoff = p->crash_backoff};
     p->con = conrun_create(sim, &cc);
 
     struct kc_durable *d = p->d;

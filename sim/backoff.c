@@ -27,9 +27,20 @@ struct backoff backoff_exp(int64_t base_us, int64_t cap_us, uint32_t max_attempt
     return backoff_exp_coef(base_us, cap_us, 2000, max_attempts);
 }
 
+struct backoff backoff_first_at_once(struct backoff b)
+{
+    b.first_at_once = 1;
+    return b;
+}
+
 int64_t backoff_delay(const struct backoff *b, uint32_t attempt)
 {
     SIM_ASSERT(attempt >= 1);
+    if (b->first_at_once) {
+        if (attempt == 1)
+            return 0;
+        attempt--;
+    }
     if (!b->exponential)
         return b->table_us[attempt <= (uint32_t)b->ntable ? attempt - 1 : (uint32_t)b->ntable - 1];
     if (b->coef_permille == 1000)

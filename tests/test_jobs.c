@@ -440,6 +440,18 @@ static void test_backoff(void **state)
     assert_int_equal(backoff_delay(&f, 4), 3375 * US_PER_MS);
     assert_int_equal(backoff_delay(&f, 21), INT64_C(3325256730)); /* 3325.256730 s */
     /* coefficient 1: constant; a cap near INT64_MAX does not overflow */
+    /* the kubelet's CrashLoopBackOff: at once, then 10 s doubling to 5 min;
+     * the limit still counts every attempt */
+    struct backoff k = backoff_first_at_once(backoff_exp(10 * US_PER_S, 300 * US_PER_S, 3));
+    assert_int_equal(backoff_delay(&k, 1), 0);
+    assert_int_equal(backoff_delay(&k, 2), 10 * US_PER_S);
+    assert_int_equal(backoff_delay(&k, 3), 20 * US_PER_S);
+    assert_int_equal(backoff_delay(&k, 7), 300 * US_PER_S);
+    assert_false(backoff_exhausted(&k, 3));
+    assert_true(backoff_exhausted(&k, 4));
+    struct backoff kt = backoff_first_at_once(backoff_table(cron, 0));
+    assert_int_equal(backoff_delay(&kt, 1), 0);
+    assert_int_equal(backoff_delay(&kt, 2), 30 * US_PER_S);
     struct backoff c = backoff_exp_coef(7 * US_PER_S, US_PER_H, 1000, 0);
     assert_int_equal(backoff_delay(&c, 1000000), 7 * US_PER_S);
     struct backoff h = backoff_exp_coef(US_PER_S, INT64_MAX, BACKOFF_MAX_COEF_PERMILLE, 0);

@@ -356,6 +356,28 @@ static void test_consumer(void **state)
     sim_result_free(&r);
 }
 
+/* A Deployment's container that exits on every event is restarted by the
+ * kubelet at once the first time, then after 10 s, 20 s, 40 s
+ * (CrashLoopBackOff, kubeGenericRuntimeManager.doBackOff: no back-off entry
+ * before the first exit).  Runs of 2 s fail at 1.8 s: starts at 10 min,
+ * +1.8, +3.6 + 10, +15.4 + 20, +37.2 + 40 s (the next, +159 s, is past the
+ * horizon). */
+static void test_consumer_crash_loop(void **state)
+{
+    (void)state;
+    const char *text = "horizon 12m\n"
+                       "drain 0s\n"
+                       "workflow w\n"
+                       "  consumer c subscribe t fifo runs 2s\n"
+                       "publish t at 10m\n"
+                       "fail w.c transient 100%\n";
+    struct sim_result r;
+    run(text, "", &r);
+    const int64_t starts[] = {MIN(10), MIN(10) + S(1.8), MIN(10) + S(13.6), MIN(10) + S(35.4), MIN(10) + S(77.2)};
+    simtest_expect_starts(&r, -1, starts, 5);
+    sim_result_free(&r);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -371,6 +393,7 @@ int main(void)
         cmocka_unit_test(test_restart_on_failure),
         cmocka_unit_test(test_capacity),
         cmocka_unit_test(test_consumer),
+        cmocka_unit_test(test_consumer_crash_loop),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
