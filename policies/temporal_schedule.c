@@ -112,8 +112,10 @@ static const struct param_def tp_params[] = {
     {"retry_initial", PARAM_DURATION, "1s", NULL, US_PER_MS, US_PER_DAY,
      "common/v1/message.proto RetryPolicy.initial_interval; retrypolicy DefaultDefaultRetrySettings 1 s",
      "delay before the first retry of an activity"},
-    {"retry_coefficient", PARAM_INT, "2", NULL, 1, 100, "RetryPolicy.backoff_coefficient 2.0",
-     "each retry's delay is this times the previous one"},
+    {"retry_coefficient", PARAM_DECIMAL, "2", NULL, 1000, 100000,
+     "common/v1/message.proto RetryPolicy.backoff_coefficient (a double, default 2.0); retry_policy.go "
+     "Validate (\"BackoffCoefficient cannot be less than 1\")",
+     "each retry's delay is this times the previous one (up to 3 decimal places, e.g. 1.5)"},
     {"retry_max_interval", PARAM_DURATION, "0", NULL, 0, 30 * US_PER_DAY,
      "common/v1/message.proto RetryPolicy.maximum_interval: \"Default is 100x of the initial interval\"; "
      "temporalio/temporal common/retrypolicy/retry_policy.go EnsureDefaults (unset: 100 x InitialInterval)",
@@ -421,8 +423,8 @@ static struct policy *tp_create(struct sim *sim, void *durable, const struct par
     int64_t initial = params_get(ps, "retry_initial"), cap = params_get(ps, "retry_max_interval");
     if (cap == 0)
         cap = 100 * initial; /* unset: 100 x the initial interval */
-    uint32_t coef = (uint32_t)params_get(ps, "retry_coefficient");
-    p->retry = backoff_exp_coef(initial, cap < initial ? initial : cap, coef * 1000, 0);
+    uint32_t coef = (uint32_t)params_get(ps, "retry_coefficient"); /* thousandths */
+    p->retry = backoff_exp_coef(initial, cap < initial ? initial : cap, coef, 0);
     p->opts.zone = params_zone(ps, "time_zone", NULL);
     p->opts.dst = CAL_DST_ABSOLUTE;
     p->sched_alarm = xcalloc(p->t->nh + 1, sizeof *p->sched_alarm);

@@ -160,6 +160,7 @@ static const char *type_name(enum param_type t)
     case PARAM_BOOL: return "boolean";
     case PARAM_TOD: return "time of day";
     case PARAM_ZONE: return "time zone";
+    case PARAM_DECIMAL: return "decimal";
     }
     return "?";
 }

@@ -139,6 +139,79 @@ static int choice_index(const char *choices, const char *v)
     return -1;
 }
 
+#define DECIMAL_PLACES 3
+
+/* "1.5" as 1500: digits, then at most DECIMAL_PLACES after a point, an
+ * optional sign before; 0 on success. */
+static int parse_decimal(const char *v, int64_t *out)
+{
+    const char *p = v;
+    int neg = *p == '-';
+    if (*p == '-' || *p == '+')
+        p++;
+    if (!(*p >= '0' && *p <= '9'))
+        return -1;
+    int64_t x = 0;
+    for (; *p >= '0' && *p <= '9'; p++) {
+        if (x > (INT64_MAX / 1000 - 9) / 10)
+            return -1;
+        x = x * 10 + (*p - '0');
+    }
+    x *= 1000;
+    if (*p == '.') {
+        p++;
+        if (!(*p >= '0' && *p <= '9'))
+            return -1;
+        int64_t scale = 100;
+        for (int k = 0; *p >= '0' && *p <= '9'; p++, k++) {
+            if (k >= DECIMAL_PLACES)
+                return -1;
+            x += (*p - '0') * scale;
+            scale /= 10;
+        }
+    }
+    if (*p)
+        return -1;
+    *out = neg ? -x : x;
+    return 0;
+}
+
+/* Thousandths as the shortest decimal: 1500 "1.5", 2000 "2". */
+static void format_decimal(int64_t v, char *buf, size_t n)
+{
+    uint64_t u = v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v;
+    unsigned frac = (unsigned)(u % 1000);
+    int places = 3;
+    while (places > 0 && frac % 10 == 0) {
+        frac /= 10;
+        places--;
+    }
+    if (places)
+        snprintf(buf, n, "%s%llu.%0*u", v < 0 ? "-" : "", (unsigned long long)(u / 1000), places, frac);
+    else
+        snprintf(buf, n, "%s%llu", v < 0 ? "-" : "", (unsigned long long)(u / 1000));
+}
+
+/* A PARAM_DECIMAL's value v (ev: as a message quotes it), in its range. */
+static int decimal_value(const struct param_def *d, const char *v, const char *ev, int64_t *out, char *msg, size_t n)
+{
+    int64_t x;
+    if (parse_decimal(v, &x) != 0) {
+        snprintf(msg, n, "bad value '%s' for '%s': expected a number with at most %d decimal places, e.g. 1.5", ev,
+                 d->key, DECIMAL_PLACES);
+        return -1;
+    }
+    if (x < d->min || x > d->max) {
+        char lo[32], hi[32];
+        format_decimal(d->min, lo, sizeof lo);
+        format_decimal(d->max, hi, sizeof hi);
+        snprintf(msg, n, "value '%s' for '%s' out of range %s..%s", ev, d->key, lo, hi);
+        return -1;
+    }
+    *out = x;
+    return 0;
+}
+
 static int parse_value(const struct param_def *d, const char *v, int64_t *out, char *msg, size_t n)
 {
     char m[160], ev[SCN_QUOTE_MAX]; /* ev: v as a message quotes it */
@@ -176,6 +249,8 @@ static int parse_value(const struct param_def *d, const char *v, int64_t *out, c
         *out = us;
         return 0;
     }
+    case PARAM_DECIMAL:
+        return decimal_value(d, v, ev, out, msg, n);
     case PARAM_ENUM: {
         int i = choice_index(d->choices, v);
         if (i < 0) {
@@ -323,6 +398,8 @@ static void format_value(const struct param_def *d, int64_t v, int short_dur, ch
         snprintf(val, n, "%02d:%02d", (int)(v / 60), (int)(v % 60));
     } else if (d->type == PARAM_ZONE) {
         snprintf(val, n, "%s", v ? cal_zone_name((const struct cal_zone *)(intptr_t)v) : "local");
+    } else if (d->type == PARAM_DECIMAL) {
+        format_decimal(v, val, n);
     } else {
         snprintf(val, n, "%lld", (long long)v);
     }
@@ -431,9 +508,9 @@ static int check_params(const struct policy_ops *o, char *msg, size_t n)
             return scn_msg(msg, n, "policy '%s': parameter %d has a bad name", o->name, i + 1);
         if (param_index(o->params, i, d->key) >= 0)
             return scn_msg(msg, n, "policy '%s': parameter '%s' is declared twice", o->name, d->key);
-        if ((unsigned)d->type > PARAM_ZONE || (d->type == PARAM_ENUM && (!d->choices || !d->choices[0])))
+        if ((unsigned)d->type > PARAM_DECIMAL || (d->type == PARAM_ENUM && (!d->choices || !d->choices[0])))
             return scn_msg(msg, n, "policy '%s': parameter '%s' has a bad type", o->name, d->key);
-        if ((d->type == PARAM_INT || d->type == PARAM_DURATION) && d->min > d->max)
+        if ((d->type == PARAM_INT || d->type == PARAM_DURATION || d->type == PARAM_DECIMAL) && d->min > d->max)
             return scn_msg(msg, n, "policy '%s': parameter '%s' has min > max", o->name, d->key);
         if (!d->def || parse_value(d, d->def, &v, m, sizeof m) != 0)
             return scn_msg(msg, n, "policy '%s': the default of parameter '%s' is bad: %s", o->name, d->key,

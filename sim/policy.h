@@ -40,8 +40,10 @@ struct policy;                     /* each policy defines its own */
 /* PARAM_TOD: a local time of day "HH:MM", stored as minutes since midnight
  * ("24:00" is 1440, the end of the day, for an end time).
  * PARAM_ZONE: an IANA time zone name or "local" (the scenario's zone),
- * stored as the zone's address (0 for "local"; read it with params_zone). */
-enum param_type { PARAM_INT, PARAM_DURATION, PARAM_ENUM, PARAM_BOOL, PARAM_TOD, PARAM_ZONE };
+ * stored as the zone's address (0 for "local"; read it with params_zone).
+ * PARAM_DECIMAL: a number with up to three decimal places ("1.5"), stored
+ * in thousandths (1500), its range too (appended: ABI 3 still). */
+enum param_type { PARAM_INT, PARAM_DURATION, PARAM_ENUM, PARAM_BOOL, PARAM_TOD, PARAM_ZONE, PARAM_DECIMAL };
 /* One parameter of a policy: the declarative table that `simrun policies`
  * prints, `set`/`--set` validate against, and params_get reads. */
 struct param_def {
@@ -49,7 +51,7 @@ struct param_def {
     enum param_type type;
     const char *def;               /* default, as text */
     const char *choices;           /* PARAM_ENUM: "a|b|c" */
-    int64_t min, max;              /* PARAM_INT / PARAM_DURATION (us) range */
+    int64_t min, max;              /* PARAM_INT / PARAM_DURATION (us) / PARAM_DECIMAL (thousandths) range */
     const char *source;            /* the seed section or as-built fact */
     const char *help;
 };

@@ -211,6 +211,51 @@ static void test_retry_growth(void **state)
     sim_result_free(&r);
 }
 
+/* backoff_coefficient is a double: 1.5 gives delays of 1, 1.5, 2.25 and
+ * 3.375 s (initial 1 s, a 100 ms activity failing at 90 ms). */
+static void test_retry_fractional(void **state)
+{
+    (void)state;
+    const char *text = "horizon 1h\n"
+                       "drain 1h\n"
+                       "workflow w\n"
+                       "  producer p at 0 runs 100ms publish t\n"
+                       "fail w.p transient 100%\n";
+    struct sim_result r;
+    run(text, "retry_coefficient=1.5 max_attempts=5", &r);
+    const int64_t starts[] = {0, S(1.09), S(2.68), S(5.02), S(8.485)};
+    simtest_expect_starts(&r, -1, starts, 5);
+    sim_result_free(&r);
+}
+
+/* The coefficient's text: up to three decimal places, at least 1, shown
+ * back as written. */
+static void test_coefficient_param(void **state)
+{
+    (void)state;
+    const struct policy_ops *ops = policy_find("temporal_schedule");
+    assert_non_null(ops);
+    struct params ps;
+    params_init(&ps, ops);
+    assert_int_equal(params_get(&ps, "retry_coefficient"), 2000);
+    char msg[256], buf[512];
+    assert_int_equal(params_set(&ps, "retry_coefficient", "1.25", msg, sizeof msg), 0);
+    assert_int_equal(params_get(&ps, "retry_coefficient"), 1250);
+    params_format(&ps, buf, sizeof buf);
+    assert_non_null(strstr(buf, "retry_coefficient=1.25"));
+    assert_int_equal(params_set(&ps, "retry_coefficient", "3", msg, sizeof msg), 0);
+    assert_int_equal(params_get(&ps, "retry_coefficient"), 3000);
+    const char *bad[] = {"1.2345", "0.5", "abc", "1.", ".5", "", "1e3", "101", "-2", "1.5x", "99999999999999999999"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        assert_int_equal(params_set(&ps, "retry_coefficient", bad[i], msg, sizeof msg), -1);
+        assert_non_null(strstr(msg, "retry_coefficient"));
+    }
+    assert_int_equal(params_set(&ps, "retry_coefficient", "1.2345", msg, sizeof msg), -1);
+    assert_non_null(strstr(msg, "at most 3 decimal places"));
+    assert_int_equal(params_set(&ps, "retry_coefficient", "0.5", msg, sizeof msg), -1);
+    assert_non_null(strstr(msg, "out of range 1..100"));
+}
+
 /* start_to_close shorter than the work (4 min for 10 min): at 4m the service
  * fails the attempt and retries it after 1 s (4m01s) while the first still
  * runs; at 8m01s again (retry at 8m03s, after 2 s).  With maximum_attempts 3
@@ -317,6 +362,8 @@ int main(void)
         cmocka_unit_test(test_catchup_window),
         cmocka_unit_test(test_retry_policy),
         cmocka_unit_test(test_retry_growth),
+        cmocka_unit_test(test_retry_fractional),
+        cmocka_unit_test(test_coefficient_param),
         cmocka_unit_test(test_retry_max_default),
         cmocka_unit_test(test_start_to_close),
         cmocka_unit_test(test_heartbeat_timeout),
