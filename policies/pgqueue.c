@@ -451,7 +451,10 @@ static void sweep(struct policy *p, int64_t now_us)
         sim_note(p->sim, j->handler, "stuck job rescued (attempt %u)", j->attempts);
         if (p->flavour == FL_PGBOSS || p->flavour == FL_RIVER) {
             attempt_failed(p, id, now_us); /* failed (pg-boss) / retryable (River), or discarded */
-        } else if (p->flavour == FL_OBAN && j->attempts >= p->max_attempts) {
+        } else if (j->attempts >= p->max_attempts) {
+            /* Oban: discarded; graphile: the lock is cleared, but a row
+             * whose attempts reached max_attempts is never fetched again
+             * (is_available, sql/000011.sql) */
             row_finish(p, id, JOB_FAILED);
         } else { /* graphile: the lock is cleared; Oban: available */
             exec_del(p, id);

@@ -270,7 +270,8 @@ static void test_retry_and_polling(void **state)
 }
 
 /* A worker killed under a job (graphile/worker#198): its lock stays for
- * 4 h, and the job waits for the sweep; Oban with its Lifeline configured
+ * 4 h, and the job waits for the sweep (on its last attempt, for ever);
+ * Oban with its Lifeline configured
  * runs it again after 60 min, and without it (Oban's default) never. */
 static void test_crashed_worker(void **state)
 {
@@ -284,6 +285,13 @@ static void test_crashed_worker(void **state)
     struct sim_result r;
     run(text, "flavour=graphile", &r);
     assert_int_equal(simtest_nth(&r, "start", NULL, 1), MIN(252));
+    sim_result_free(&r);
+    /* Its last attempt: the cleared row is never available again
+     * (attempts < max_attempts is part of is_available). */
+    run(text, "flavour=graphile max_attempts=1", &r);
+    simtest_expect_metric(&r, "runs", 1);
+    simtest_expect_metric(&r, "processed", 0);
+    assert_int_equal(simtest_count(&r, "note", "rescued"), 1);
     sim_result_free(&r);
     run(text, "flavour=oban sweep=on", &r);
     assert_int_equal(simtest_nth(&r, "start", NULL, 1), MIN(71));
