@@ -180,16 +180,10 @@ static int parse_decimal(const char *v, int64_t *out)
 static void format_decimal(int64_t v, char *buf, size_t n)
 {
     uint64_t u = v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v;
-    unsigned frac = (unsigned)(u % 1000);
-    int places = 3;
-    while (places > 0 && frac % 10 == 0) {
-        frac /= 10;
-        places--;
-    }
-    if (places)
-        snprintf(buf, n, "%s%llu.%0*u", v < 0 ? "-" : "", (unsigned long long)(u / 1000), places, frac);
-    else
-        snprintf(buf, n, "%s%llu", v < 0 ? "-" : "", (unsigned long long)(u / 1000));
+    char frac[5] = {'.', (char)('0' + u % 1000 / 100), (char)('0' + u % 100 / 10), (char)('0' + u % 10), 0};
+    for (int k = 3; k > 0 && frac[k] == '0'; k--)
+        frac[k] = 0;
+    snprintf(buf, n, "%s%llu%s", v < 0 ? "-" : "", (unsigned long long)(u / 1000), frac[1] ? frac : "");
 }
 
 /* A PARAM_DECIMAL's value v (ev: as a message quotes it), in its range. */
