@@ -11,7 +11,8 @@
  * worker K` one worker; items published while the host was down are rows
  * at the restart).
  *
- * A worker fetches the oldest available row (run_at <= now), marks it
+ * A worker fetches the oldest available row (run_at <= now; pg-boss: the
+ * first created, a retry keeping its creation, when it retries at once), marks it
  * executing (attempt + 1, attempted_at = now) and runs it; when the run
  * ends the row is completed, or retried after the flavour's curve, or
  * discarded once max_attempts are used (pg-boss: the result of a handler
@@ -86,6 +87,7 @@ static const struct flavour flavours[] = {
 struct pq_row {                    /* side data of a job row (its extra bytes) */
     int64_t attempted_us;          /* attempted_at, -1 never */
     uint64_t exec_pos;             /* executing: its index in exec + 1; 0 otherwise */
+    int64_t created_us;            /* created_on */
 };
 
 /* A claim, in the order claims happen (attempted_at never decreases along
@@ -221,7 +223,7 @@ static uint64_t row_new(struct policy *p, uint32_t h, int64_t due, uint64_t item
     struct pq_durable *d = p->d;
     struct job j = {.handler = h, .status = JOB_PENDING, .available_us = run_at, .due_us = due, .item = item};
     uint64_t id = jobs_add(&d->rows, &j);
-    *rx(p, id) = (struct pq_row){.attempted_us = -1};
+    *rx(p, id) = (struct pq_row){.attempted_us = -1, .created_us = run_at};
     return id;
 }
 
@@ -321,7 +323,13 @@ static void attempt_failed(struct policy *p, uint64_t id, int64_t now_us)
         return;
     }
     exec_del(p, id);
-    jobs_update(&p->d->rows, id, JOB_PENDING, now_us + retry_delay(p, j->attempts));
+    int64_t delay = retry_delay(p, j->attempts);
+    /* pg-boss fetches by created_on (fetchNextJob: priority desc,
+     * created_on, id), which a retry keeps: one available at once sorts
+     * among the rows by its creation, ahead of rows created after it.  The
+     * others fetch by run_at, which the retry sets. */
+    int64_t at = p->flavour == FL_PGBOSS && delay == 0 ? rx(p, id)->created_us : now_us + delay;
+    jobs_update(&p->d->rows, id, JOB_PENDING, at);
 }
 
 /* --- workers ---------------------------------------------------------------------- */

@@ -240,6 +240,30 @@ static void test_handler_cancel(void **state)
     sim_result_free(&r);
 }
 
+/* pg-boss fetches by created_on, which a retry keeps (src/plans.ts
+ * fetchNextJob: priority desc, created_on, id): two 20 min jobs created at
+ * 0 and 1 s on one worker.  The first is taken at the 2 s poll and expires
+ * at 15m02s; its retry (retryDelay 0) goes ahead of the second job, which
+ * waits until the last attempt of the first expires at 30m02s and the
+ * worker polls at 30m04s (fetching by run_at, which the retry moves, the
+ * second job would start at 15m02s). */
+static void test_pgboss_retry_order(void **state)
+{
+    (void)state;
+    const char *text = "horizon 2h\n"
+                       "drain 2h\n"
+                       "workflow w\n"
+                       "  consumer c subscribe t fifo runs 20m\n"
+                       "publish t at 0\n"
+                       "publish t at 1s\n";
+    struct sim_result r;
+    run(text, "", &r);
+    assert_int_equal(simtest_nth(&r, "start", "reason=retry", 0), MIN(15) + S(2));
+    assert_int_equal(simtest_nth(&r, "start", "reason=retry", 1), MIN(30) + S(2));
+    assert_int_equal(simtest_nth(&r, "start", "reason=event", 1), MIN(30) + S(4));
+    sim_result_free(&r);
+}
+
 /* graphile-worker's backoff, exp(min(attempts, 10)) s, found by the 2 s
  * poll: a job at 10.5 s that fails at 0.9 s: attempt 2 may run from
  * 11.4 + e = 14.12 s, found at the 16 s poll; attempt 3 from 16.9 + e^2 =
@@ -364,6 +388,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_oban_lifeline),
         cmocka_unit_test(test_graphile_lock),
+        cmocka_unit_test(test_pgboss_retry_order),
         cmocka_unit_test(test_pgboss_expire),
         cmocka_unit_test(test_pgboss_late_result),
         cmocka_unit_test(test_pgboss_loop),
