@@ -303,8 +303,11 @@ static int64_t retry_delay(struct policy *p, uint32_t n)
         double base = pow((double)n, 4.0) * 1e6;
         return (int64_t)(base * (0.9 + 0.2 * (double)rng_below(r, 1000001) / 1e6));
     }
-    case RC_OBAN: { /* 15 + 2^attempt s, + 0-10 % */
-        double base = (15.0 + ldexp(1.0, (int)(n < 20 ? n : 20))) * 1e6;
+    case RC_OBAN: { /* 15 + 2^attempt s, + 0-10 %; above 20 attempts the attempt scaled to 20
+                       (Oban.Backoff.jittery_clamped: round(attempt / max_attempts * 20)) */
+        uint32_t m = p->max_attempts;
+        uint64_t k = m <= 20 ? n : ((uint64_t)n * 40 + m) / (2 * (uint64_t)m); /* rounded half up */
+        double base = (15.0 + ldexp(1.0, (int)(k < 20 ? k : 20))) * 1e6;
         return (int64_t)(base * (1.0 + 0.1 * (double)rng_below(r, 1000001) / 1e6));
     }
     default:

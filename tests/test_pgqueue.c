@@ -264,6 +264,28 @@ static void test_pgboss_retry_order(void **state)
     sim_result_free(&r);
 }
 
+/* Oban with more than 20 attempts scales the attempt to 20 before its
+ * curve (Oban.Backoff.jittery_clamped: round(attempt / max_attempts * 20)):
+ * with max_attempts 40, the 10th failure waits 15 + 2^5 s (+ up to 10 %),
+ * not 15 + 2^10 s; the 2nd 15 + 2^1 s. */
+static void test_oban_clamped_backoff(void **state)
+{
+    (void)state;
+    const char *text = "horizon 2h\n"
+                       "drain 2h\n"
+                       "workflow w\n"
+                       "  consumer c subscribe t fifo runs 1s\n"
+                       "publish t at 0\n"
+                       "fail w.c transient 100%\n";
+    struct sim_result r;
+    run(text, "flavour=oban max_attempts=40", &r);
+    int64_t gap2 = simtest_nth(&r, "start", NULL, 2) - simtest_nth(&r, "start", NULL, 1);
+    int64_t gap10 = simtest_nth(&r, "start", NULL, 10) - simtest_nth(&r, "start", NULL, 9);
+    assert_true(gap2 >= S(0.9) + S(17) && gap2 <= S(0.9) + S(18.7) + S(2));
+    assert_true(gap10 >= S(0.9) + S(47) && gap10 <= S(0.9) + S(51.7) + S(2));
+    sim_result_free(&r);
+}
+
 /* graphile-worker's backoff, exp(min(attempts, 10)) s, found by the 2 s
  * poll: a job at 10.5 s that fails at 0.9 s: attempt 2 may run from
  * 11.4 + e = 14.12 s, found at the 16 s poll; attempt 3 from 16.9 + e^2 =
@@ -387,6 +409,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_oban_lifeline),
+        cmocka_unit_test(test_oban_clamped_backoff),
         cmocka_unit_test(test_graphile_lock),
         cmocka_unit_test(test_pgboss_retry_order),
         cmocka_unit_test(test_pgboss_expire),
