@@ -88,6 +88,23 @@ static double time_overlapped(const struct line *v, uint64_t n)
     return t * 1e9 / (double)READS;
 }
 
+/* Independent reads of runs of g adjacent lines at scattered places (as
+ * above): ns per line. */
+static double time_runs(const struct line *v, uint64_t n, uint64_t g)
+{
+    uint64_t sum = 0, x = 0, mask = n / g - 1, reads = READS / g;
+    double t0 = now_s();
+    for (uint64_t i = 0; i < reads; i++) {
+        x = (x * UINT64_C(6364136223846793005) + UINT64_C(1442695040888963407));
+        const struct line *l = &v[((x >> 20) & mask) * g];
+        for (uint64_t k = 0; k < g; k++)
+            sum += l[k].pad[0];
+    }
+    double t = now_s() - t0;
+    sink = sum;
+    return t * 1e9 / (double)(reads * g);
+}
+
 int main(void)
 {
     uint64_t max_mib = 128;
@@ -96,19 +113,24 @@ int main(void)
         max_mib = strtoull(e, NULL, 10);
     struct rng r = rng_stream(1, 0, 0, 0);
     printf("memfloor: ns per random read of a 64-byte line, by the size of the state read (median of %d)\n", REPS);
-    printf("memfloor %10s %12s %12s\n", "state", "chase", "overlapped");
+    printf("memfloor %10s %12s %12s %12s %12s\n", "state", "chase", "overlapped", "runs of 2", "runs of 4");
     for (uint64_t mib = 1; mib <= max_mib; mib *= 2) {
         uint64_t n = mib * 1024 * 1024 / LINE;
         struct line *v = make_lines(n, &r);
-        double c[REPS], o[REPS];
+        double c[REPS], o[REPS], o2[REPS], o4[REPS];
         time_chase(v); /* touch every line once: page faults out of the timing */
         for (int k = 0; k < REPS; k++) {
             c[k] = time_chase(v);
             o[k] = time_overlapped(v, n);
+            o2[k] = time_runs(v, n, 2);
+            o4[k] = time_runs(v, n, 4);
         }
         qsort(c, REPS, sizeof c[0], cmp_double);
         qsort(o, REPS, sizeof o[0], cmp_double);
-        printf("memfloor %6" PRIu64 " MiB %9.1f ns %9.1f ns\n", mib, c[REPS / 2], o[REPS / 2]);
+        qsort(o2, REPS, sizeof o2[0], cmp_double);
+        qsort(o4, REPS, sizeof o4[0], cmp_double);
+        printf("memfloor %6" PRIu64 " MiB %9.1f ns %9.1f ns %9.1f ns %9.1f ns\n", mib, c[REPS / 2], o[REPS / 2],
+               o2[REPS / 2], o4[REPS / 2]);
         free(v);
     }
     return 0;
