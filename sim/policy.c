@@ -186,19 +186,17 @@ static void format_decimal(int64_t v, char *buf, size_t n)
     snprintf(buf, n, "%s%llu%s", v < 0 ? "-" : "", (unsigned long long)(u / 1000), frac[1] ? frac : "");
 }
 
-/* A PARAM_DECIMAL's value v (ev: as a message quotes it), in its range. */
-static int decimal_value(const struct param_def *d, const char *v, const char *ev, int64_t *out, char *msg, size_t n)
+static void format_int(int64_t v, char *buf, size_t n) { snprintf(buf, n, "%lld", (long long)v); }
+
+/* x, the value v of parameter d (ev: v as a message quotes it), stored in
+ * *out if it is in d's range; else the message, the range shown by fmt. */
+static int in_range(const struct param_def *d, int64_t x, const char *ev, void (*fmt)(int64_t, char *, size_t),
+                    int64_t *out, char *msg, size_t n)
 {
-    int64_t x;
-    if (parse_decimal(v, &x) != 0) {
-        snprintf(msg, n, "bad value '%s' for '%s': expected a number with at most %d decimal places, e.g. 1.5", ev,
-                 d->key, DECIMAL_PLACES);
-        return -1;
-    }
     if (x < d->min || x > d->max) {
-        char lo[32], hi[32];
-        format_decimal(d->min, lo, sizeof lo);
-        format_decimal(d->max, hi, sizeof hi);
+        char lo[48], hi[48];
+        fmt(d->min, lo, sizeof lo);
+        fmt(d->max, hi, sizeof hi);
         snprintf(msg, n, "value '%s' for '%s' out of range %s..%s", ev, d->key, lo, hi);
         return -1;
     }
@@ -219,13 +217,7 @@ static int parse_value(const struct param_def *d, const char *v, int64_t *out, c
             snprintf(msg, n, "bad value '%s' for '%s': expected an integer", ev, d->key);
             return -1;
         }
-        if (x < d->min || x > d->max) {
-            snprintf(msg, n, "value '%s' for '%s' out of range %lld..%lld", ev, d->key, (long long)d->min,
-                     (long long)d->max);
-            return -1;
-        }
-        *out = x;
-        return 0;
+        return in_range(d, x, ev, format_int, out, msg, n);
     }
     case PARAM_DURATION: {
         int64_t us;
@@ -233,18 +225,17 @@ static int parse_value(const struct param_def *d, const char *v, int64_t *out, c
             snprintf(msg, n, "bad value '%s' for '%s': %s", ev, d->key, m);
             return -1;
         }
-        if (us < d->min || us > d->max) {
-            char lo[48], hi[48];
-            sim_fmt_dur(d->min, lo, sizeof lo);
-            sim_fmt_dur(d->max, hi, sizeof hi);
-            snprintf(msg, n, "value '%s' for '%s' out of range %s..%s", ev, d->key, lo, hi);
+        return in_range(d, us, ev, sim_fmt_dur, out, msg, n);
+    }
+    case PARAM_DECIMAL: {
+        int64_t x;
+        if (parse_decimal(v, &x) != 0) {
+            snprintf(msg, n, "bad value '%s' for '%s': expected a number with at most %d decimal places, e.g. 1.5",
+                     ev, d->key, DECIMAL_PLACES);
             return -1;
         }
-        *out = us;
-        return 0;
+        return in_range(d, x, ev, format_decimal, out, msg, n);
     }
-    case PARAM_DECIMAL:
-        return decimal_value(d, v, ev, out, msg, n);
     case PARAM_ENUM: {
         int i = choice_index(d->choices, v);
         if (i < 0) {
