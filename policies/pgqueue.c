@@ -12,8 +12,8 @@
  * at the restart).
  *
  * A worker fetches the oldest available row (run_at <= now; pg-boss: the
- * first created, a retry keeping its creation, when it retries at once), marks it
- * executing (attempt + 1, attempted_at = now) and runs it; when the run
+ * first created, a retry at once keeping its creation), marks it executing
+ * (attempt + 1, attempted_at = now) and runs it; when the run
  * ends the row is completed, or retried after the flavour's curve, or
  * discarded once max_attempts are used (pg-boss: the result of a handler
  * abandoned at its expiry is dropped, and only an active row completes).
