@@ -44,6 +44,7 @@
  * the activity rows of open workflows (the service's state; a closed
  * workflow's row is forgotten: act_close).  Volatile: the worker's slots and
  * the timers. */
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "sim/backoff.h"
@@ -118,8 +119,10 @@ static const struct param_def tp_params[] = {
      "each retry's delay is this times the previous one (up to 3 decimal places, e.g. 1.5)"},
     {"retry_max_interval", PARAM_DURATION, "0", NULL, 0, 30 * US_PER_DAY,
      "common/v1/message.proto RetryPolicy.maximum_interval: \"Default is 100x of the initial interval\"; "
-     "temporalio/temporal common/retrypolicy/retry_policy.go EnsureDefaults (unset: 100 x InitialInterval)",
-     "largest delay between attempts; 0: 100 x retry_initial"},
+     "temporalio/temporal common/retrypolicy/retry_policy.go EnsureDefaults (unset: 100 x InitialInterval); "
+     "Validate (\"MaximumInterval cannot be less than InitialInterval\", unless maximum_attempts is 1)",
+     "largest delay between attempts; 0: 100 x retry_initial; below retry_initial is refused (unless "
+     "max_attempts=1)"},
     {"max_attempts", PARAM_INT, "0", NULL, 0, 1000000, "RetryPolicy.maximum_attempts (0 = unlimited)",
      "attempts before the activity (and its workflow) fails; 0: unlimited"},
     {"start_to_close", PARAM_DURATION, "1h", NULL, 0, 3660 * US_PER_DAY,
@@ -405,6 +408,27 @@ static void schedule_wake(struct policy *p, uint32_t h, int64_t now_us)
 
 /* --- hooks ------------------------------------------------------------------------ */
 
+/* The server refuses a retry policy whose maximum interval (when set) is
+ * below its initial interval, unless it allows one attempt only (then
+ * "validating the rest of the arguments is pointless"): Validate in
+ * temporalio/temporal common/retrypolicy/retry_policy.go, "MaximumInterval
+ * cannot be less than InitialInterval on retry policy." (its test "maximum
+ * interval in less than initial interval"). */
+static int tp_check_params(const struct params *ps, char *msg, size_t n)
+{
+    int64_t initial = params_get(ps, "retry_initial"), cap = params_get(ps, "retry_max_interval");
+    if (cap == 0 || cap >= initial || params_get(ps, "max_attempts") == 1)
+        return -1;
+    char a[32], b[32];
+    params_value_text(ps, "retry_max_interval", a, sizeof a);
+    params_value_text(ps, "retry_initial", b, sizeof b);
+    snprintf(msg, n,
+             "retry_max_interval (%s) is below retry_initial (%s); Temporal refuses such a retry policy "
+             "(\"MaximumInterval cannot be less than InitialInterval\")",
+             a, b);
+    return params_index(ps, "retry_max_interval");
+}
+
 static struct policy *tp_create(struct sim *sim, void *durable, const struct params *ps)
 {
     struct policy *p = xcalloc(1, sizeof *p);
@@ -424,6 +448,8 @@ static struct policy *tp_create(struct sim *sim, void *durable, const struct par
     if (cap == 0)
         cap = 100 * initial; /* unset: 100 x the initial interval */
     uint32_t coef = (uint32_t)params_get(ps, "retry_coefficient"); /* thousandths */
+    /* tp_check_params refuses cap < initial before a run; one that calls
+     * sim_run itself and skips the check gets the initial interval. */
     p->retry = backoff_exp_coef(initial, cap < initial ? initial : cap, coef, 0);
     p->opts.zone = params_zone(ps, "time_zone", NULL);
     p->opts.dst = CAL_DST_ABSOLUTE;
@@ -587,4 +613,5 @@ const struct policy_ops policy_temporal_schedule = {
     .on_part = tp_on_part,
     .on_horizon = NULL,
     .on_stop = tp_on_stop,
+    .check_params = tp_check_params,
 };

@@ -217,6 +217,12 @@ int cli_load_scenario(const char *path, struct scenario **out, struct diag *d);
 /* Parses every scenario of o; on the first error prints it, frees the
  * others and returns 2. */
 int cli_load_all(const struct cli_opts *o, struct scenario **scn);
+/* The policies a scenario configures (its set and variant lines), resolved
+ * as a run resolves them, so that a combination of parameters a policy
+ * refuses, or a schedule a variant's system rejects, is an error whichever
+ * policies run: 0, or -1 with the error printed.  cli_load_all and
+ * validate call it. */
+int cli_check_targets(const struct scenario *s);
 void cli_free_all(struct scenario **scn, int n);
 /* Opens the results database when db is not NULL; 0, or after printing
  * why 2 (not a results database of this version) or CLI_EXIT_WRITE. */

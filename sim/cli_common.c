@@ -265,7 +265,7 @@ int cli_load_all(const struct cli_opts *o, struct scenario **scn)
         if (cli_load_scenario(o->paths[i], &scn[i], &d) != 0) {
             diag_print(&d);
             bad = 1;
-        } else if (cli_check_memory(scn[i], cli_max_memory(o)) != 0) {
+        } else if (cli_check_memory(scn[i], cli_max_memory(o)) != 0 || cli_check_targets(scn[i]) != 0) {
             scenario_free(scn[i]);
             bad = 1;
         }
@@ -316,12 +316,20 @@ struct kv_ctx {
     const char *label;
     const char *policy;            /* the registered policy */
     int grammar;
+    /* Where each parameter was last set (line 0: by a --set, named by
+     * key and value), and which was set last: what a refused combination
+     * points at (check_combination). */
+    struct kv_pos {
+        int line, col;
+        const char *key, *value;
+    } pos[32];
+    int last;                      /* -1: none set yet */
 };
 
 /* One key=value read with the target's grammar and set: a fallback warns
  * at the pair (line 0: a --set); a rejection is an error there (-2, msg a
  * whole diagnostic) or, for a --set, -1 with msg. */
-static int apply_one(const struct kv_ctx *c, struct params *ps, const char *key, const char *value, int line, int col,
+static int apply_one(struct kv_ctx *c, struct params *ps, const char *key, const char *value, int line, int col,
                      char *msg, size_t mn)
 {
     char k2[64], v2[256], why[400];
@@ -340,11 +348,43 @@ static int apply_one(const struct kv_ctx *c, struct params *ps, const char *key,
         else
             fprintf(stderr, "%s: warning: --set %s.%s=%s: %s\n", cli_prog, c->label, key, value, why);
     }
-    return params_set(ps, k2, v2, msg, mn);
+    if (params_set(ps, k2, v2, msg, mn) != 0)
+        return -1;
+    int i = params_index(ps, k2);
+    if (i >= 0 && i < (int)(sizeof c->pos / sizeof c->pos[0])) {
+        c->pos[i] = (struct kv_pos){line, col, key, value};
+        c->last = i;
+    }
+    return 0;
+}
+
+/* A combination of parameters the policy refuses: an error at the line
+ * that last set the parameter it blames (or, when that one kept its
+ * default or a variant's value, at the last that set any), -2 with the
+ * whole diagnostic; or, when only --set or nothing set them, -1 with msg. */
+static int check_combination(const struct kv_ctx *c, const struct policy_ops *ops, const struct params *ps,
+                             char *msg, size_t mn)
+{
+    char why[400];
+    int i = params_check(ops, ps, why, sizeof why);
+    if (i < 0)
+        return 0;
+    const struct kv_pos *at = i < (int)(sizeof c->pos / sizeof c->pos[0]) && c->pos[i].key ? &c->pos[i]
+                              : c->last >= 0                                                ? &c->pos[c->last]
+                                                                                            : NULL;
+    if (at && at->line) {
+        snprintf(msg, mn, "%s:%d:%d: error: %s (under %s)", c->s->path, at->line, at->col, why, c->label);
+        return -2;
+    }
+    if (at)
+        snprintf(msg, mn, "%s.%s=%s: %s", c->label, at->key, at->value, why);
+    else
+        snprintf(msg, mn, "%s: %s", c->label, why);
+    return -1;
 }
 
 /* Applies key=value pairs to ps.  0, or -1/-2 with msg as apply_one. */
-static int apply_kv(const struct kv_ctx *c, struct params *ps, const struct param_kv *kv, uint16_t n, char *msg,
+static int apply_kv(struct kv_ctx *c, struct params *ps, const struct param_kv *kv, uint16_t n, char *msg,
                     size_t mn)
 {
     for (uint16_t i = 0; i < n; i++) {
@@ -357,7 +397,7 @@ static int apply_kv(const struct kv_ctx *c, struct params *ps, const struct para
 }
 
 /* The `set` lines for `name`, in order. */
-static int apply_sets(const struct kv_ctx *c, struct params *ps, const char *name, char *msg, size_t mn)
+static int apply_sets(struct kv_ctx *c, struct params *ps, const char *name, char *msg, size_t mn)
 {
     for (uint16_t i = 0; i < c->s->nsets; i++) {
         if (strcmp(c->s->sets[i].policy, name))
@@ -440,7 +480,7 @@ int cli_resolve_target(const struct scenario *s, const char *label, const struct
     }
     snprintf(t->label, sizeof t->label, "%s", label);
     params_init(&t->ps, t->ops);
-    struct kv_ctx c = {s, label, t->ops->name, 0};
+    struct kv_ctx c = {.s = s, .label = label, .policy = t->ops->name, .last = -1};
     int rc = apply_sets(&c, &t->ps, t->ops->name, msg, mn);
     if (!rc && bv) {
         rc = policy_variant_apply(bv, &t->ps, msg, mn);
@@ -459,11 +499,38 @@ int cli_resolve_target(const struct scenario *s, const char *label, const struct
         rc = apply_one(&c, &t->ps, sets[i].key, sets[i].value, 0, 0, msg, mn);
     }
     if (!rc)
+        rc = check_combination(&c, t->ops, &t->ps, msg, mn);
+    if (!rc)
         rc = check_schedules(s, label, t->ps.grammar, msg, mn);
     if (rc)
         return rc;
     params_format(&t->ps, t->params_text, sizeof t->params_text);
     return 0;
+}
+
+int cli_check_targets(const struct scenario *s)
+{
+    int quiet = cli_quiet_fallbacks;
+    cli_quiet_fallbacks = 1; /* warnings come when the target is resolved to run */
+    int rc = 0;
+    for (uint32_t i = 0; i < (uint32_t)s->nsets + s->nvariants && !rc; i++) {
+        const char *label = i < s->nsets ? s->sets[i].policy : s->variants[i - s->nsets].name;
+        int seen = 0;
+        for (uint32_t k = 0; k < i && !seen; k++)
+            seen = !strcmp(label, k < s->nsets ? s->sets[k].policy : s->variants[k - s->nsets].name);
+        if (seen)
+            continue;
+        struct cli_target t;
+        char msg[1024];
+        int r = cli_resolve_target(s, label, NULL, 0, &t, msg, sizeof msg);
+        if (r == -2) /* a whole file:line:col diagnostic */
+            fprintf(stderr, "%s\n", msg);
+        else if (r)
+            fprintf(stderr, "%s: error: %s: %s\n", cli_prog, s->path, msg);
+        rc = r ? -1 : 0;
+    }
+    cli_quiet_fallbacks = quiet;
+    return rc;
 }
 
 int cli_all_labels(const struct scenario *s, const char **out, int max)

@@ -116,7 +116,7 @@ static int cmd_validate(int argc, char **argv)
             bad = 1;
             continue;
         }
-        if (cli_check_memory(s, cli_max_memory(&o)) != 0) {
+        if (cli_check_memory(s, cli_max_memory(&o)) != 0 || cli_check_targets(s) != 0) {
             scenario_free(s);
             bad = 1;
             continue;
@@ -143,7 +143,9 @@ const struct cli_command cli_cmd_validate = {
                    "as file:line:col: error: message, with the line and a caret under the\n"
                    "column; a line with an error is skipped, and what it would have defined\n"
                    "is not reported again.  A scenario that needs more memory at once than\n"
-                   "the budget allows is an error too.  Exits 2 if any is invalid.\n",
+                   "the budget allows is an error too, and so is a policy its set and\n"
+                   "variant lines configure as the real system refuses (a combination of\n"
+                   "parameters, a schedule its system rejects).  Exits 2 if any is invalid.\n",
     .options = validate_options,
     .arg = validate_arg,
     .run = cmd_validate,

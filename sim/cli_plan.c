@@ -175,6 +175,10 @@ static int label_cols(const struct cli_opts *o, const struct scenario *s, const 
             po += (size_t)snprintf(c->point + po, po < sizeof c->point ? sizeof c->point - po : 0, "%s%s=%s",
                                    i ? "," : "", ax[mine[i]].key, val);
         }
+        if (params_check(c->t.ops, &c->t.ps, msg, sizeof msg) >= 0) {
+            fprintf(stderr, "%s: error: %s: sweep point %s[%s]: %s\n", cli_prog, s->path, label, c->point, msg);
+            return 2;
+        }
         params_format(&c->t.ps, c->t.params_text, sizeof c->t.params_text);
         snprintf(c->title, sizeof c->title, nm ? "%s[%s]" : "%s", label, c->point);
         for (int k = first; k < *ncols - 1; k++)

@@ -352,6 +352,25 @@ const struct cal_zone *params_zone(const struct params *ps, const char *key, con
     return ps->v[i] ? (const struct cal_zone *)(intptr_t)ps->v[i] : dflt;
 }
 
+int params_index(const struct params *ps, const char *key)
+{
+    return param_index(ps->defs, ps->n, key);
+}
+
+int params_check(const struct policy_ops *ops, const struct params *ps, char *msg, size_t n)
+{
+    if (!ops->check_params)
+        return -1;
+    if (n)
+        msg[0] = 0;
+    int i = ops->check_params(ps, msg, n);
+    if (i < 0)
+        return -1;
+    if (n && !msg[0])
+        snprintf(msg, n, "policy '%s' refuses this combination of parameters", ops->name);
+    return i < ps->n ? i : ps->n; /* ps->n: it named none of its parameters */
+}
+
 int64_t params_get(const struct params *ps, const char *key)
 {
     int i = param_index(ps->defs, ps->n, key);

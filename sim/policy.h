@@ -31,8 +31,8 @@
 #include "sim/vocab.h"
 
 /* 2: on_stop appended.  3: on_schedule_change, on_trigger_ex and the
- * built-in variants appended. */
-#define POLICY_ABI 3
+ * built-in variants appended.  4: check_params appended. */
+#define POLICY_ABI 4
 
 struct sim;
 struct policy;                     /* each policy defines its own */
@@ -163,6 +163,15 @@ struct policy_ops {
     /* Built-in variants (as-built configurations), for the registry. */
     const struct policy_variant *variants;
     int nvariants;
+
+    /* --- ABI 4 --- */
+    /* Refuses a combination of parameters that the real system refuses
+     * (each value is already within its own range): returns the index in
+     * ps->defs of the parameter to blame, with msg saying why, or -1 when
+     * the combination is fine.  Called once a target's parameters are
+     * resolved (set lines, variants, --set, each sweep point), before
+     * anything runs.  NULL: every combination is accepted. */
+    int (*check_params)(const struct params *ps, char *msg, size_t n);
 };
 
 /* The registry: every built-in policy, in a fixed order. */
@@ -198,6 +207,12 @@ const char *policy_origin(const struct policy_ops *ops);
 int params_init(struct params *ps, const struct policy_ops *ops);
 int params_set(struct params *ps, const char *key, const char *value, char *msg, size_t n);
 int64_t params_get(const struct params *ps, const char *key);  /* a missing key is a bug */
+/* The index of key in ps->defs, or -1. */
+int params_index(const struct params *ps, const char *key);
+/* ops->check_params on ps: -1 when the combination is fine (or the policy
+ * has no such hook), else the index of the parameter to blame (ps->n when
+ * the hook named none of them), with msg. */
+int params_check(const struct policy_ops *ops, const struct params *ps, char *msg, size_t n);
 struct cal_zone;
 /* A PARAM_ZONE value: the zone, or dflt for "local". */
 const struct cal_zone *params_zone(const struct params *ps, const char *key, const struct cal_zone *dflt);

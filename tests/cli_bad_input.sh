@@ -50,6 +50,12 @@ expect_usage "bad seed range" run "$good" --seeds 5..2 --db "$tmp/u.db"
 expect_usage "bad format" run "$good" --format xml --db "$tmp/u.db"
 expect_usage "missing file" run "$tmp/none.scn" --db "$tmp/u.db"
 expect_usage "missing value" run "$good" --seed
+expect_usage "refused combination" run "$good" -p temporal_schedule --set temporal_schedule.retry_initial=2m \
+    --set temporal_schedule.retry_max_interval=1m --db "$tmp/u.db"
+expect_usage "refused sweep point" run "$good" -p temporal_schedule --set temporal_schedule.retry_initial=1m \
+    --sweep temporal_schedule.retry_max_interval=0,30s --db "$tmp/u.db"
+grep -q "sweep point temporal_schedule\[retry_max_interval=30s\]: retry_max_interval (30s) is below retry_initial (1m)" \
+    "$tmp/err" || { echo "FAIL the refused sweep point is not named"; cat "$tmp/err"; fail=1; }
 expect_usage "one bad among good" run "$good" tests/bad/$(ls tests/bad | head -n 1) --db "$tmp/u.db"
 "$SIMRUN" run "$good" -p nosuch 2>&1 | grep -q "unknown policy 'nosuch' (valid: oracle, poll" \
     || { echo "FAIL unknown policy message does not list the valid ones"; fail=1; }

@@ -228,6 +228,33 @@ static void test_retry_fractional(void **state)
     sim_result_free(&r);
 }
 
+/* The server refuses a maximum interval below the initial one (Validate),
+ * unless one attempt is all it allows; an unset maximum (0) or an equal
+ * one goes. */
+static void test_retry_max_below_initial(void **state)
+{
+    (void)state;
+    const struct policy_ops *ops = policy_find("temporal_schedule");
+    assert_non_null(ops);
+    struct params ps;
+    char msg[256];
+    params_init(&ps, ops);
+    assert_int_equal(params_check(ops, &ps, msg, sizeof msg), -1);
+    assert_int_equal(params_set(&ps, "retry_initial", "10s", msg, sizeof msg), 0);
+    assert_int_equal(params_check(ops, &ps, msg, sizeof msg), -1); /* unset maximum: 100 x initial */
+    assert_int_equal(params_set(&ps, "retry_max_interval", "10s", msg, sizeof msg), 0);
+    assert_int_equal(params_check(ops, &ps, msg, sizeof msg), -1);
+    assert_int_equal(params_set(&ps, "retry_max_interval", "9999ms", msg, sizeof msg), 0);
+    assert_int_equal(params_check(ops, &ps, msg, sizeof msg), params_index(&ps, "retry_max_interval"));
+    assert_non_null(strstr(msg, "retry_max_interval (9s999ms) is below retry_initial (10s)"));
+    assert_non_null(strstr(msg, "MaximumInterval cannot be less than InitialInterval"));
+    /* One attempt only: the server validates nothing more. */
+    assert_int_equal(params_set(&ps, "max_attempts", "1", msg, sizeof msg), 0);
+    assert_int_equal(params_check(ops, &ps, msg, sizeof msg), -1);
+    assert_int_equal(params_set(&ps, "max_attempts", "2", msg, sizeof msg), 0);
+    assert_int_equal(params_check(ops, &ps, msg, sizeof msg), params_index(&ps, "retry_max_interval"));
+}
+
 /* The coefficient's text: up to three decimal places, at least 1, shown
  * back as written. */
 static void test_coefficient_param(void **state)
@@ -369,6 +396,7 @@ int main(void)
         cmocka_unit_test(test_heartbeat_timeout),
         cmocka_unit_test(test_jitter),
         cmocka_unit_test(test_jitter_over_interval),
+        cmocka_unit_test(test_retry_max_below_initial),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
