@@ -50,6 +50,29 @@ expect_usage "bad seed range" run "$good" --seeds 5..2 --db "$tmp/u.db"
 expect_usage "bad format" run "$good" --format xml --db "$tmp/u.db"
 expect_usage "missing file" run "$tmp/none.scn" --db "$tmp/u.db"
 expect_usage "missing value" run "$good" --seed
+# A combination of parameters a policy refuses is no parse error (tests/bad/
+# holds those): it is found when the policies are resolved, at the line that
+# set the blamed parameter, by validate and by run whichever policies run.
+cat > "$tmp/refused.scn" <<'SCN'
+name refused
+horizon 1h
+workflow w
+  producer p every 10m runs 1s
+set temporal_schedule.retry_initial=10s
+set temporal_schedule.retry_max_interval=5s temporal_schedule.max_attempts=3
+SCN
+for cmd in validate "run -p oracle --db $tmp/u.db" "check --db $tmp/u.db"; do
+    rm -f "$tmp/u.db"
+    # shellcheck disable=SC2086
+    "$SIMRUN" $cmd "$tmp/refused.scn" > /dev/null 2> "$tmp/err"; rc=$?
+    if [ $rc -ne 2 ] || [ -e "$tmp/u.db" ] \
+        || ! grep -q "refused.scn:6:42: error: retry_max_interval (5s) is below retry_initial (10s)" "$tmp/err"; then
+        echo "FAIL refused combination ($cmd): exit $rc"; cat "$tmp/err"; fail=1
+    fi
+done
+sed -i 's/max_attempts=3/max_attempts=1/' "$tmp/refused.scn" # one attempt: Temporal checks nothing more
+"$SIMRUN" validate "$tmp/refused.scn" > /dev/null 2> "$tmp/err" \
+    || { echo "FAIL max_attempts=1 is refused"; cat "$tmp/err"; fail=1; }
 expect_usage "refused combination" run "$good" -p temporal_schedule --set temporal_schedule.retry_initial=2m \
     --set temporal_schedule.retry_max_interval=1m --db "$tmp/u.db"
 expect_usage "refused sweep point" run "$good" -p temporal_schedule --set temporal_schedule.retry_initial=1m \
