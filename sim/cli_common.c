@@ -322,7 +322,7 @@ struct kv_ctx {
     struct kv_pos {
         int line, col;
         const char *key, *value;
-    } pos[32];
+    } pos[PARAMS_MAX];
     int last;                      /* -1: none set yet */
 };
 
@@ -351,7 +351,7 @@ static int apply_one(struct kv_ctx *c, struct params *ps, const char *key, const
     if (params_set(ps, k2, v2, msg, mn) != 0)
         return -1;
     int i = params_index(ps, k2);
-    if (i >= 0 && i < (int)(sizeof c->pos / sizeof c->pos[0])) {
+    if (i >= 0) {
         c->pos[i] = (struct kv_pos){line, col, key, value};
         c->last = i;
     }
@@ -369,9 +369,7 @@ static int check_combination(const struct kv_ctx *c, const struct policy_ops *op
     int i = params_check(ops, ps, why, sizeof why);
     if (i < 0)
         return 0;
-    const struct kv_pos *at = i < (int)(sizeof c->pos / sizeof c->pos[0]) && c->pos[i].key ? &c->pos[i]
-                              : c->last >= 0                                                ? &c->pos[c->last]
-                                                                                            : NULL;
+    const struct kv_pos *at = i < ps->n && c->pos[i].key ? &c->pos[i] : c->last >= 0 ? &c->pos[c->last] : NULL;
     if (at && at->line) {
         snprintf(msg, mn, "%s:%d:%d: error: %s (under %s)", c->s->path, at->line, at->col, why, c->label);
         return -2;
@@ -508,16 +506,23 @@ int cli_resolve_target(const struct scenario *s, const char *label, const struct
     return 0;
 }
 
+/* The i-th label the scenario configures: its set lines' policies, then
+ * its variants. */
+static const char *configured_label(const struct scenario *s, uint32_t i)
+{
+    return i < s->nsets ? s->sets[i].policy : s->variants[i - s->nsets].name;
+}
+
 int cli_check_targets(const struct scenario *s)
 {
     int quiet = cli_quiet_fallbacks;
     cli_quiet_fallbacks = 1; /* warnings come when the target is resolved to run */
     int rc = 0;
     for (uint32_t i = 0; i < (uint32_t)s->nsets + s->nvariants && !rc; i++) {
-        const char *label = i < s->nsets ? s->sets[i].policy : s->variants[i - s->nsets].name;
+        const char *label = configured_label(s, i);
         int seen = 0;
         for (uint32_t k = 0; k < i && !seen; k++)
-            seen = !strcmp(label, k < s->nsets ? s->sets[k].policy : s->variants[k - s->nsets].name);
+            seen = !strcmp(label, configured_label(s, k));
         if (seen)
             continue;
         struct cli_target t;

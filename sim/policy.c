@@ -289,7 +289,7 @@ static int parse_value(const struct param_def *d, const char *v, int64_t *out, c
 
 int params_init(struct params *ps, const struct policy_ops *ops)
 {
-    SIM_ASSERT(ops->nparams <= (int)(sizeof ps->v / sizeof ps->v[0]));
+    SIM_ASSERT(ops->nparams <= PARAMS_MAX);
     ps->defs = ops->params;
     ps->n = ops->nparams;
     ps->grammar = 0;
@@ -498,10 +498,8 @@ static const char *missing_hook(const struct policy_ops *o)
  * unique, every default valid, every range sound.  0 or -1 with msg. */
 static int check_params(const struct policy_ops *o, char *msg, size_t n)
 {
-    struct params tmp;
-    if (o->nparams < 0 || o->nparams > (int)(sizeof tmp.v / sizeof tmp.v[0]))
-        return scn_msg(msg, n, "policy '%s' has %d parameters (at most %d)", o->name, o->nparams,
-                        (int)(sizeof tmp.v / sizeof tmp.v[0]));
+    if (o->nparams < 0 || o->nparams > PARAMS_MAX)
+        return scn_msg(msg, n, "policy '%s' has %d parameters (at most %d)", o->name, o->nparams, PARAMS_MAX);
     if (o->nparams && !o->params)
         return scn_msg(msg, n, "policy '%s' has %d parameters but no table", o->name, o->nparams);
     for (int i = 0; i < o->nparams; i++) {

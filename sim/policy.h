@@ -57,10 +57,11 @@ struct param_def {
 };
 
 /* A resolved parameter set: one value per param_def, in table order. */
+#define PARAMS_MAX 32                /* parameters a policy may declare */
 struct params {
     const struct param_def *defs;
     int n;
-    int64_t v[32];                 /* INT/DURATION/BOOL: the value; ENUM: choice index */
+    int64_t v[PARAMS_MAX];         /* INT/DURATION/BOOL: the value; ENUM: choice index */
     /* How the system reads its configuration (enum grammar, sim/grammar.h):
      * 0, simrun's own, unless a built-in variant names its system's. */
     int grammar;
