@@ -135,7 +135,7 @@ static int create_stage(struct merge *m)
 static int stage_one(struct merge *m, int i)
 {
     int ver = src_version(m);
-    if (ver != 2 && ver != STORE_SCHEMA_VERSION)
+    if (ver < 2 || ver > STORE_SCHEMA_VERSION) /* 3 and 4 differ only by crash_points, not merged */
         return fail(m, "cannot merge '%s': %s", m->in[i],
                     ver ? "it has another schema version (merge files of one simrun version)"
                         : "it is not a simrun results database");

@@ -75,6 +75,12 @@ cp "$tmp/slurm/shards/shard-2.db" "$tmp/shard2.db"
 "$SIMRUN" merge "$tmp/dup.db" "$tmp/shard1.db" "$tmp/shard1.db" | grep -q ': 6 runs added from 2 databases, 6 already' \
     || { echo "FAIL duplicates within the inputs"; fail=1; }
 
+# A file of schema version 3 (no crash_points table, which merge does not copy) merges too.
+cp "$tmp/shard1.db" "$tmp/v3.db"
+sqlite3 "$tmp/v3.db" "drop table crash_points; update meta set value = '3' where key = 'schema_version'"
+"$SIMRUN" merge "$tmp/from3.db" "$tmp/v3.db" | grep -q ': 6 runs added from 1 database' \
+    || { echo "FAIL merge of a schema version 3 file"; fail=1; }
+
 # What merge refuses: exit 2, a message, and the output untouched.
 refuse() {  # refuse WHAT PATTERN INPUTS...
     rm -f "$tmp/r.db"
@@ -94,6 +100,9 @@ cp "$tmp/shard1.db" "$tmp/f.db"
 sqlite3 "$tmp/f.db" "update runs set fingerprint = '0000000000000000' where run_id = 1"
 refuse "fingerprints" "has fingerprint .* in one file and .* in another" "$tmp/shard1.db" "$tmp/f.db"
 refuse "a missing input" "cannot merge '$tmp/none.db'" "$tmp/shard1.db" "$tmp/none.db"
+cp "$tmp/shard1.db" "$tmp/v5.db"
+sqlite3 "$tmp/v5.db" "update meta set value = '5' where key = 'schema_version'"
+refuse "a newer schema" "another schema version" "$tmp/v5.db"
 echo "not a database" > "$tmp/text.db"
 refuse "not a database" "cannot merge '$tmp/text.db'" "$tmp/text.db"
 "$SIMRUN" merge "$tmp/shard1.db" "$tmp/shard1.db" 2>&1 | grep -q 'into itself' || { echo "FAIL merge into itself"; fail=1; }
