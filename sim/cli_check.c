@@ -28,7 +28,7 @@ static const struct cli_option check_options[] = {
     CLI_STRING('p', "policies", "LIST", struct cli_opts, policies,
                "check only these policies or variants (comma-separated)"),
     CLI_CALLBACK(0, "policy", "FILE", cli_opt_plugin, "load a policy plugin (a shared object; repeatable)"),
-    CLI_CALLBACK(0, "seed", "N", cli_opt_seed, "master seed (default: the scenario's)"),
+    CLI_CALLBACK(0, "seed", "N", cli_opt_seed, "master seed (default: the scenario's); A..B is --seeds A..B"),
     CLI_CALLBACK(0, "seeds", "A..B", cli_opt_seeds,
                  "run every seed from A to B: a line holds when it holds in\n"
                  "every seed; mean(M), min(M), max(M), pNN(M) in a line\n"

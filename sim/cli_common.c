@@ -117,6 +117,8 @@ int cli_opt_scenario(void *opts, const char *path)
 int cli_opt_seed(void *opts, const char *v)
 {
     struct cli_opts *o = opts;
+    if (strstr(v, ".."))
+        return cli_opt_seeds(opts, v); /* --seed A..B is --seeds A..B */
     if (cli_parse_u64(v, &o->seed_lo) || o->seed_lo > (uint64_t)INT64_MAX)
         return cli_usage_error("bad seed '%s' (expected an integer 0..9223372036854775807)", v);
     o->seed_hi = o->seed_lo;
@@ -407,21 +409,17 @@ static int apply_sets(struct kv_ctx *c, struct params *ps, const char *name, cha
     return 0;
 }
 
-/* The message for a label that is no policy: the registered ones and the
- * scenario's variants. */
+/* The message for a label that is no policy: the registered ones, the
+ * built-in variants and the scenario's variants. */
 static void unknown_label(const struct scenario *s, const char *base, char *msg, size_t mn)
 {
     char names[1024];
-    size_t off = 0;
     struct suggest sg;
     suggest_init(&sg, base);
-    names[0] = 0;
-    for (int i = 0; i < policy_count() && off < sizeof names; i++) {
-        off += (size_t)snprintf(names + off, sizeof names - off, "%s%s", i ? ", " : "", policy_at(i)->name);
-        suggest_add(&sg, policy_at(i)->name);
-    }
+    size_t off = policy_list_names(names, sizeof names, &sg);
     for (uint16_t i = 0; i < s->nvariants && off < sizeof names; i++) {
-        off += (size_t)snprintf(names + off, sizeof names - off, ", %s", s->variants[i].name);
+        off += (size_t)snprintf(names + off, sizeof names - off, "%s%s", i ? ", " : "; the scenario's variants: ",
+                                s->variants[i].name);
         suggest_add(&sg, s->variants[i].name);
     }
     snprintf(msg, mn, "unknown policy '%s' (valid: %s)", base, names);

@@ -88,7 +88,9 @@ static const struct cli_option run_options[] = {
                  "load a policy plugin (a shared object built against\n"
                  "simrun's headers; repeatable); its policy runs like a\n"
                  "built-in one"),
-    CLI_CALLBACK(0, "seed", "N", cli_opt_seed, "master seed (default: the scenario's 'seed', else 1)"),
+    CLI_CALLBACK(0, "seed", "N", cli_opt_seed,
+                 "master seed (default: the scenario's 'seed', else 1);\n"
+                 "--seed A..B is --seeds A..B"),
     CLI_CALLBACK(0, "seeds", "A..B", cli_opt_seeds,
                  "run every seed from A to B; tables show the mean \xc2\xb1 the\n"
                  "half-width of its 95% confidence interval (Student t);\n"

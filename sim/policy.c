@@ -73,12 +73,24 @@ const struct policy_ops *policy_find(const char *name)
     return NULL;
 }
 
-static void list_names(char *buf, size_t n)
+size_t policy_list_names(char *buf, size_t n, struct suggest *sg)
 {
     size_t off = 0;
+    int nv = 0;
     buf[0] = 0;
-    for (int i = 0; i < policy_count() && off < n; i++)
+    for (int i = 0; i < policy_count() && off < n; i++) {
         off += (size_t)snprintf(buf + off, n - off, "%s%s", i ? ", " : "", policy_at(i)->name);
+        if (sg)
+            suggest_add(sg, policy_at(i)->name);
+    }
+    for (int i = 0; i < policy_count(); i++)
+        for (int k = 0; k < policy_at(i)->nvariants && off < n; k++) {
+            const char *vn = policy_at(i)->variants[k].name;
+            off += (size_t)snprintf(buf + off, n - off, "%s%s", nv++ ? ", " : "; built-in variants: ", vn);
+            if (sg)
+                suggest_add(sg, vn);
+        }
+    return off < n ? off : n - 1;
 }
 
 const struct policy_variant *policy_variant_find(const char *name, const struct policy_ops **ops)
@@ -110,14 +122,12 @@ int policy_check_name(const char *name, char *msg, size_t n)
 {
     if (policy_find(name) || policy_variant_find(name, NULL))
         return 0;
-    char names[512], en[SCN_QUOTE_MAX];
-    list_names(names, sizeof names);
-    scn_escape(en, sizeof en, name);
-    snprintf(msg, n, "unknown policy '%s' (valid: %s)", en, names);
+    char names[1024], en[SCN_QUOTE_MAX];
     struct suggest sg;
     suggest_init(&sg, name);
-    for (int i = 0; i < policy_count(); i++)
-        suggest_add(&sg, policy_at(i)->name);
+    policy_list_names(names, sizeof names, &sg);
+    scn_escape(en, sizeof en, name);
+    snprintf(msg, n, "unknown policy '%s' (valid: %s)", en, names);
     suggest_append(&sg, msg, n);
     return -1;
 }

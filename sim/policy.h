@@ -226,6 +226,11 @@ int params_value_text(const struct params *ps, const char *key, char *buf, size_
 
 /* A built-in variant by name (and its policy in *ops), or NULL. */
 const struct policy_variant *policy_variant_find(const char *name, const struct policy_ops **ops);
+/* The registered policies' names, then "; built-in variants: " and theirs,
+ * comma-separated, into buf (cut to fit); each is also added to sg unless
+ * it is NULL.  Returns the length written. */
+struct suggest;
+size_t policy_list_names(char *buf, size_t n, struct suggest *sg);
 /* Applies a built-in variant's settings and grammar to ps (initialised for
  * its policy).  0, or -1 with msg (a bug in the variant's table). */
 int policy_variant_apply(const struct policy_variant *v, struct params *ps, char *msg, size_t n);

@@ -279,8 +279,19 @@ static int handler_option(struct parser *p, struct hline *hl, int i, int k, int 
             return perr(p, no, v->col, "%s", m);
         return 0;
     case O_CORRELATE:
-        /* Resolved when the line is complete: `subscribe` may follow it. */
+        /* Resolved when the line is complete: `subscribe` may follow it.
+         * An optional `by key` says what pairs the events (their key, the
+         * only thing that can). */
         h->script.kind = SCRIPT_CORRELATE;
+        if (i + 3 < L->ntok && !L->tok[i + 3].quoted && !strcmp(L->tok[i + 3].s, "by")) {
+            if (i + 4 >= L->ntok)
+                return perr(p, no, L->tok[i + 3].col + 2, "missing 'key' after 'by' (correlate A B by key)");
+            const struct tok *kt = &L->tok[i + 4];
+            if (kt->quoted || strcmp(kt->s, "key"))
+                return perr(p, no, kt->col, "correlate pairs events by their key: expected 'key' after 'by', got '%s'",
+                            q(p, kt->s));
+            *used += 2;
+        }
         return 0;
     }
     return 0;

@@ -73,8 +73,13 @@ static int unknown_policy(struct parser *p, int line, int col, const char *name)
     }
     if (!had)
         suggest_append(&sg, sugg, sizeof sugg);
+    size_t ml = strlen(m);
+    if (p->s->nvariants && ml && m[ml - 1] == ')') { /* inside the list of valid names */
+        m[ml - 1] = 0;
+        return perr(p, line, col, "%s; the scenario's variants: %s)%s", m, vs, sugg);
+    }
     if (p->s->nvariants)
-        return perr(p, line, col, "%s; variants: %s%s", m, vs, sugg);
+        return perr(p, line, col, "%s; the scenario's variants: %s%s", m, vs, sugg);
     return perr(p, line, col, "%s%s", m, sugg);
 }
 

@@ -79,4 +79,11 @@ grep -q '^interval_stop,interval,"",1,ok,[0-9a-f]*,recovery_time,-1,us,1,,$' "$t
 grep -qx '### flaky' "$tmp/md" && grep -qx '| metric | oracle | poll |' "$tmp/md" && grep -qx '|:--|--:|--:|' "$tmp/md" \
     && grep -q '^| lost | 0 | 0 |$' "$tmp/md" && grep -q '^| runs | .* ± .* | .* |$' "$tmp/md" \
     || { cat "$tmp/md"; fail "markdown table"; }
+
+# --seed A..B is --seeds A..B (the form the product's command line names).
+"$SIMRUN" run scenarios/flaky.scn -p oracle,poll --seed 1..3 --format markdown --metrics lost,runs > "$tmp/md2" \
+    || fail "--seed 1..3 exited $?"
+cmp -s "$tmp/md" "$tmp/md2" || fail "--seed 1..3 differs from --seeds 1..3"
+"$SIMRUN" run scenarios/flaky.scn --seed 3..1 > /dev/null 2>&1; rc=$?
+[ $rc -eq 2 ] || fail "--seed 3..1 exited $rc"
 echo ok

@@ -370,6 +370,35 @@ static void test_good_defaults(void **state)
     scenario_free(s);
 }
 
+/* `correlate A B by key` (the product's spelling) is `correlate A B`; the
+ * options after it still parse. */
+static void test_correlate_by_key(void **state)
+{
+    (void)state;
+    struct scenario *s;
+    struct diag d;
+    assert_int_equal(parse_text("horizon 1d\nworkflow w\n"
+                                "  consumer c subscribe a,b correlate b a by key runs 2s\n"
+                                "publish a poisson 1/h keys 5\npublish b poisson 1/h keys 5\n",
+                                &s, &d),
+                     0);
+    const struct handler_def *h = &s->wfs[0].handlers[0];
+    assert_int_equal(h->script.kind, SCRIPT_CORRELATE);
+    assert_int_equal(h->script.corr_a, 1);
+    assert_int_equal(h->script.corr_b, 0);
+    assert_int_equal(h->runs.kind, DIST_FIXED);
+    scenario_free(s);
+    assert_int_not_equal(parse_text("horizon 1d\nworkflow w\n"
+                                    "  consumer c subscribe a,b correlate b a by id runs 2s\n", &s, &d),
+                         0);
+    assert_int_equal(d.line, 3);
+    assert_int_equal(d.col, 45);
+    assert_non_null(strstr(d.msg, "expected 'key' after 'by', got 'id'"));
+    assert_int_not_equal(parse_text("horizon 1d\nworkflow w\n  consumer c subscribe a,b correlate b a by\n", &s, &d),
+                         0);
+    assert_non_null(strstr(d.msg, "missing 'key' after 'by'"));
+}
+
 static void test_inline_forms(void **state)
 {
     (void)state;
@@ -880,7 +909,7 @@ static void test_refs_fake(void **state)
     fake_case("variant alpha alpha\n", 9, "clashes with a registered policy");
     fake_case("variant v alpha k=bad\n", 19, "'bad' is not good");
     fake_case("expect alpha,gamma ok == true\n", 14, "no policy 'gamma' here");
-    fake_case("expect alpha,gamma ok == true\nvariant v alpha\n", 14, "no policy 'gamma' here; variants: v");
+    fake_case("expect alpha,gamma ok == true\nvariant v alpha\n", 14, "no policy 'gamma' here; the scenario's variants: v");
     fake_case("expect alpha nope == 1\n", 14, "no metric 'nope' here");
     fake_case("expect alpha ok == 1\n", 20, "expected true or false for the boolean metric 'ok'");
     fake_case("expect alpha ok for w.p == true\n", 17, "metric 'ok' is not defined per handler");
@@ -1054,6 +1083,7 @@ int main(void)
         cmocka_unit_test(test_good_mail),
         cmocka_unit_test(test_good_defaults),
         cmocka_unit_test(test_inline_forms),
+        cmocka_unit_test(test_correlate_by_key),
         cmocka_unit_test(test_expect_aggregates),
         cmocka_unit_test(test_bad_files),
         cmocka_unit_test(test_durations),
