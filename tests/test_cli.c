@@ -1,7 +1,8 @@
 /* test_cli.c: the command line's option tables (sim/cli.h).
  *
  * - every option of every command's table appears in that command's
- *   --help and, spelled the same, in README.md or a docs/ page;
+ *   --help, in that command's section of docs/cli.md and, spelled the
+ *   same, in README.md or a docs/ page;
  * - `simrun CMD --help` and `-h` exit 0 for every command, and
  *   `simrun --help` lists every command;
  * - the tables are sound: no spelling twice, none that shadows -h/--help,
@@ -179,6 +180,51 @@ static void test_every_option_in_help(void **state)
             }
         }
         free(help);
+    }
+}
+
+/* The section of docs/cli.md that documents command name: from its
+ * heading ("## `simrun NAME") to the next heading of its level, NUL-cut in
+ * place; NULL if it has none. */
+static char *cli_md_section(char *md, const char *name)
+{
+    char head[80];
+    snprintf(head, sizeof head, "\n## `simrun %s", name);
+    size_t n = strlen(head);
+    char *at = md;
+    while ((at = strstr(at, head)) != NULL && at[n] != ' ' && at[n] != '`')
+        at += n; /* "## `simrun run" is not "## `simrun runner" */
+    if (!at)
+        return NULL;
+    at += 1;
+    char *end = strstr(at, "\n## ");
+    if (end)
+        *end = 0;
+    return at;
+}
+
+/* Every option of every command is in that command's section of
+ * docs/cli.md (the page that says it is the whole reference). */
+static void test_every_option_in_cli_md(void **state)
+{
+    (void)state;
+    for (int i = 0; cli_commands[i]; i++) {
+        const struct cli_command *c = cli_commands[i];
+        char *md = read_file("docs/cli.md");
+        if (!md)
+            fail_msg("docs/cli.md not found: run from the top of the source tree");
+        const char *sec = cli_md_section(md, c->name);
+        if (!sec)
+            fail_msg("docs/cli.md has no section '## `simrun %s'", c->name);
+        for (int k = 0; k < nopts(c->options); k++) {
+            char sh[8], lo[64];
+            spellings(&c->options[k], sh, lo, sizeof lo);
+            if (lo[0] && !has_word(sec, lo))
+                fail_msg("option %s of 'simrun %s' is not in its section of docs/cli.md", lo, c->name);
+            if (!lo[0] && sh[0] && !has_word(sec, sh))
+                fail_msg("option %s of 'simrun %s' is not in its section of docs/cli.md", sh, c->name);
+        }
+        free(md);
     }
 }
 
@@ -398,6 +444,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_every_option_in_help),
         cmocka_unit_test(test_every_option_documented),
+        cmocka_unit_test(test_every_option_in_cli_md),
         cmocka_unit_test(test_help_exits_zero),
         cmocka_unit_test(test_main_help_lists_every_command),
         cmocka_unit_test(test_tables_are_sound),
