@@ -302,24 +302,41 @@ static void clock_tics(FILE *f, const struct scenario *scn, int64_t from_us, int
             break;
     }
     /* Tics at multiples of the step on the local clock: shift by the UTC
-     * offset at the axis' start (a DST change inside moves later tics by
-     * the change; their labels stay right). */
+     * offset at the axis' start; a tic past a change of the offset (DST)
+     * that the step does not absorb moves by the change, so that a daily
+     * tic stays at local midnight. */
     int64_t shift_us = 0;
+    int32_t off0 = 0;
     if (scn) {
         struct cal_tm tm;
         cal_local(scn->zone, scn->start_utc_s + from_us / US_PER_S, &tm);
+        off0 = tm.utcoff_s;
         shift_us = ((scn->start_utc_s % 86400) + tm.utcoff_s) * US_PER_S;
     }
+    static const char *const month[] = {"Jan", "Feb", "Mar", "Apr", "May", "Jun",
+                                        "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"};
     fprintf(f, "set xtics (");
     int first = 1;
     int64_t t0 = from_us + shift_us;
     t0 = (t0 >= 0 ? (t0 + step - 1) / step : t0 / step) * step - shift_us;
-    for (int64_t t = t0; t <= to_us; t += step) {
+    for (int64_t t0k = t0; t0k <= to_us; t0k += step) {
         char lab[32];
+        int64_t t = t0k;
         if (scn) {
             struct cal_tm tm;
             cal_local(scn->zone, scn->start_utc_s + t / US_PER_S, &tm);
-            if (span > US_PER_DAY)
+            int64_t delta_us = ((int64_t)tm.utcoff_s - off0) * US_PER_S;
+            if (delta_us % step != 0) {
+                struct cal_tm tm2;
+                cal_local(scn->zone, scn->start_utc_s + (t - delta_us) / US_PER_S, &tm2);
+                if (tm2.utcoff_s == tm.utcoff_s && t - delta_us >= from_us && t - delta_us <= to_us) {
+                    t -= delta_us;
+                    tm = tm2;
+                }
+            }
+            if (step >= US_PER_DAY)
+                snprintf(lab, sizeof lab, "%s %d %s", wday[tm.wday], tm.mday, month[(tm.mon - 1) % 12]);
+            else if (span > US_PER_DAY)
                 snprintf(lab, sizeof lab, "%s %02d:%02d", wday[tm.wday], tm.hour, tm.min);
             else
                 snprintf(lab, sizeof lab, "%02d:%02d", tm.hour, tm.min);

@@ -75,7 +75,8 @@ cp "$tmp/mail.db" "$tmp/mixbase.db"; dups "$tmp/mixbase.db" 2 7
 cp "$tmp/mail.db" "$tmp/mixed.db"; dups "$tmp/mixed.db" 1 2; dups "$tmp/mixed.db" 2 5
 run_diff 1 mixed "$tmp/mixbase.db" "$tmp/mixed.db"
 expect_out mixed '^REGRESSION mail/oracle duplicates seed 1: 0 → 2$'
-expect_out mixed '^  duplicates +1\.40 \[0\.56, 5\.29\] +1\.40 \[0\.56, 4\.12\] +0\.0 ± 1\.8 \(\+0\.00%\) +exact +REGRESSION in 1 of 5 seeds$'
+# (0, 7, 0, 0, 0 is a burst, not a Poisson count: the interval reaches down to 0)
+expect_out mixed '^  duplicates +1\.4 \[0\.0, 5\.3\] +1\.4 \[0\.0, 4\.1\] +0\.0 ± 1\.8 \(\+0\.00%\) +exact +REGRESSION in 1 of 5 seeds$'
 # A recovery that stops being ok, a recovery that never comes, a run that
 # stops being ok: each named with its seed.
 cp "$tmp/mail.db" "$tmp/recovery.db"

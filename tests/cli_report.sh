@@ -114,6 +114,15 @@ SIMRUN_GNUPLOT="$tmp/fakeplot" "$SIMRUN" report --db "$tmp/r.db" -o "$tmp/fake" 
 PATH=/nonexistent "$SIMRUN" report --db "$tmp/r.db" -o "$tmp/none" > /dev/null 2> "$tmp/err"; rc=$?
 [ $rc -eq 2 ] && grep -q "apt-get install gnuplot-nox" "$tmp/err" \
     || { echo "FAIL missing gnuplot: exit $rc"; cat "$tmp/err"; fail=1; }
+# A timeline across a DST change (backup.scn: Europe/Berlin, 30 March):
+# daily tics stay at local midnight and are labelled with their date.
+"$SIMRUN" run scenarios/backup.scn -p interval --db "$tmp/dst.db" > /dev/null || fail=1
+"$SIMRUN" report --db "$tmp/dst.db" -o "$tmp/dst" > /dev/null 2>&1 || { echo "FAIL report of backup.scn"; fail=1; }
+tics=$(grep -h '^set xtics (' "$tmp"/dst/*timeline*.gp | head -1)
+case $tics in
+    *"'Thu 27 Mar' 20.9583333, 'Thu 3 Apr' 27.9166667)"*) ;;
+    *) echo "FAIL timeline tics across DST: $tics"; fail=1 ;;
+esac
 # Bad input: no database, an empty one.
 "$SIMRUN" report --db "$tmp/nosuch.db" -o "$tmp/x" > /dev/null 2>&1; rc=$?
 [ $rc -eq 2 ] || { echo "FAIL missing database: exit $rc"; fail=1; }

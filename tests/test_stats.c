@@ -323,12 +323,24 @@ static void test_interval_rules(void **state)
     stats_interval95(&a, STATS_COUNT, &lo, &hi);
     near(lo, 0, 0, "zeros: lower");
     near(hi, 3.688879454114 / 5, 1e-12, "zeros: upper");
-    /* More spread than a Poisson count (a burst of 3 in one seed): Garwood's
-     * lower end, the t interval's upper end. */
+    /* More spread than a Poisson count (a burst of 3 in one seed): the t
+     * interval, cut at zero; Garwood's lower end (0.124) would claim that
+     * the burst comes back in most runs. */
     acc_of(&a, (const double[]){0, 0, 0, 0, 3}, 5);
     stats_interval95(&a, STATS_COUNT, &lo, &hi);
-    near(lo, 0.6186721228956 / 5, 1e-12, "burst: lower");
+    near(lo, 0, 0, "burst: lower (t, cut at 0)");
     near(hi, 0.6 + stats_ci95(&a), 1e-12, "burst: upper (t)");
+    /* One crash losing 2609 items in one seed of four: not [627, 2728]. */
+    acc_of(&a, (const double[]){0, 2609, 0, 0}, 4);
+    stats_interval95(&a, STATS_COUNT, &lo, &hi);
+    near(lo, 0, 0, "one large burst: lower");
+    near(hi, 652.25 + stats_ci95(&a), 1e-9, "one large burst: upper (t)");
+    /* Spread a little more than Poisson, the t interval above zero: its
+     * lower end where it is below Garwood's. */
+    acc_of(&a, (const double[]){40, 60, 45, 75, 30}, 5);
+    stats_interval95(&a, STATS_COUNT, &lo, &hi);
+    near(lo, 50 - stats_ci95(&a), 1e-9, "overdispersed: t lower");
+    near(hi, 50 + stats_ci95(&a), 1e-9, "overdispersed: t upper");
     /* Far less spread than a Poisson count (timer wake-ups): the t interval. */
     acc_of(&a, (const double[]){8660, 8661, 8660, 8661, 8660}, 5);
     stats_interval95(&a, STATS_COUNT, &lo, &hi);
