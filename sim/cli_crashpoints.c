@@ -411,7 +411,10 @@ static int write_repro(struct cpx *cx, const struct cp_result *r, const struct c
     char sn[96], ln[96], line[1200], what[300], out[300], comment[2400], ex[300];
     stem(cx->s->name, sn, sizeof sn);
     stem(t->label, ln, sizeof ln);
-    snprintf(path, pn, "%s/%s-%s-%03" PRIu32 ".scn", cx->o->out_dir, sn, ln, p->no);
+    int dl = (int)strlen(cx->o->out_dir); /* "-o crashes/" writes crashes/x.scn, not crashes//x.scn */
+    while (dl > 1 && cx->o->out_dir[dl - 1] == '/')
+        dl--;
+    snprintf(path, pn, "%.*s/%s-%s-%03" PRIu32 ".scn", dl, cx->o->out_dir, sn, ln, p->no);
     cp_point_line(r, p, r->down_us, line, 512);
     cp_point_text(r, p, what, sizeof what);
     outcome_text(r, &p->out, out, sizeof out);

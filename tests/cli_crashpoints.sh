@@ -20,8 +20,9 @@ grep -q '^crashpoints: [0-9]* points, 0 failing$' "$tmp/ok" || { echo "FAIL no c
 # phase_reset=always: exit 1; the points just after a mutation (and just
 # before its run commits: the same state) fail with a double effect beyond
 # the file's own, they alone, first in the table; each gets a scenario file.
-"$SIMRUN" crashpoints scenarios/wakeat_crash_phases.scn -p wakeat-reset -o "$tmp/out" > "$tmp/bad" 2>&1; rc=$?
+"$SIMRUN" crashpoints scenarios/wakeat_crash_phases.scn -p wakeat-reset -o "$tmp/out/" > "$tmp/bad" 2>&1; rc=$?
 [ $rc -eq 1 ] || { echo "FAIL wakeat-reset exited $rc (want 1)"; cat "$tmp/bad"; fail=1; }
+grep -q '//' "$tmp/bad" "$tmp"/out/*.scn && { echo "FAIL -o DIR/ wrote paths with //"; fail=1; }
 sed -n '3p' "$tmp/bad" | grep -q '^  cp\.c *mutation *after *1 *1 *0 *0 *1 ' \
     || { echo "FAIL the worst row is not the point after a mutation"; sed -n '1,6p' "$tmp/bad"; fail=1; }
 grep '^  FAIL #' "$tmp/bad" | grep -v 'just after mutation of .*: double_effects 1, recovery not ok$' \

@@ -28,7 +28,8 @@ mv "$tmp" "$db"
 # A fresh folder, swapped in only when the report succeeded: no chart of an
 # earlier report is left behind.
 rm -rf report.new
-./simrun report --db "$db" -o report.new
+# (its summary names the folder it will be moved to)
+./simrun report --db "$db" -o report.new | sed 's#report\.new/#report/#'
 mv "$tmp.txt" report.new/tables.txt
 rm -rf report
 mv report.new report
