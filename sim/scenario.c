@@ -741,7 +741,8 @@ static size_t add_random_crashes(const struct scenario *s, struct contrib *c, si
 }
 
 /* The mean number of events the scenario publishes before the horizon, over
- * all instances, plus the crashes and restarts its random crash lines draw,
+ * all instances, plus its producers' due instants and the crashes and
+ * restarts its random crash lines draw,
  * must stay under SCN_MAX_EXPECTED_EVENTS; the error names the line at
  * which the running sum (in file order) passes the limit. */
 static int check_expected_events(struct parser *p)
@@ -763,10 +764,13 @@ static int check_expected_events(struct parser *p)
     for (uint16_t f = 0; f < s->nwfs; f++)
         for (uint16_t h = 0; h < s->wfs[f].nhandlers; h++) {
             const struct handler_def *hd = &s->wfs[f].handlers[h];
-            if (hd->kind != H_PRODUCER || hd->emit_n == 0)
+            if (hd->kind != H_PRODUCER)
                 continue;
+            /* Each due instant is a run to fire, then its emit_n publishes:
+             * a producer that publishes nothing (every 1us for years) is no
+             * cheaper to simulate. */
             c[k] = (struct contrib){hd->line, k,
-                                    fires_estimate(p, &hd->sched) * hd->emit_n * (double)s->wfs[f].count};
+                                    fires_estimate(p, &hd->sched) * (hd->emit_n + 1.0) * (double)s->wfs[f].count};
             k++;
         }
     k = add_random_crashes(s, c, k);
@@ -778,7 +782,7 @@ static int check_expected_events(struct parser *p)
         if (sum > SCN_MAX_EXPECTED_EVENTS) {
             rc = perr(p, c[i].line, 1,
                       "the scenario would publish about %.3g events by this line, over the limit of %.0f "
-                      "(mean events published and crashes drawn before the horizon, all instances)",
+                      "(mean events published, schedule fires and crashes drawn before the horizon, all instances)",
                       sum, SCN_MAX_EXPECTED_EVENTS);
             break;
         }
