@@ -139,7 +139,7 @@ static void test_scenario_messages(void **state)
     parse_err("horizon 1d\nworkflow w\n  producer p every 1m runs 1s\nset pol.period=1m\n", "; did you mean 'poll'?");
     parse_err("horizon 1d\nworkflow w\n  producer p every 1m runs 1s\nvariant fast poll period=1s\n"
               "expect fats lost == 0\n",
-              "; variants: fast; did you mean 'fast'?");
+              "; the scenario's variants: fast); did you mean 'fast'?");
     parse_err("horizon 1d\nworkflow w\n  producer p every 1m runs 1s\nexpect poll lots == 0\n",
               "; did you mean 'lost'?");
 }
