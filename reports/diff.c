@@ -775,7 +775,7 @@ static void text_pair(FILE *out, const struct diff *d, const struct pair *p)
         fprintf(out, "\n");
     }
     fprintf(out, "  fingerprints identical in %zu of %zu seeds%s\n", p->same_fp, p->nseeds,
-            p->same_fp == p->nseeds ? " (behaviour unchanged)" : "");
+            p->same_fp == p->nseeds ? " (the same runs at the same instants)" : "");
     if (p->nch == 0) {
         fprintf(out, "  every metric unchanged\n");
         return;
@@ -945,7 +945,7 @@ static void md_pair(FILE *out, const struct pair *p)
         fprintf(out, "\n");
     }
     fprintf(out, "%sFingerprints identical in %zu of %zu seeds%s.\n\n", p->nunder ? "\n" : "", p->same_fp, p->nseeds,
-            p->same_fp == p->nseeds ? " (behaviour unchanged)" : "");
+            p->same_fp == p->nseeds ? " (the same runs at the same instants)" : "");
     if (!p->nch)
         return;
     fprintf(out, "| metric | base | new | change | tolerance | verdict |\n|---|---:|---:|---:|---:|---|\n");

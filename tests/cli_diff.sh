@@ -35,7 +35,7 @@ line_of() {  # line_of NAME REGEX: the first line number matching, or 999999
 # Identical results: no regression, behaviour unchanged.
 run_diff 0 same "$tmp/mail.db" "$tmp/mail2.db"
 expect_out same '^result: 0 regressions$'
-expect_out same 'fingerprints identical in 5 of 5 seeds \(behaviour unchanged\)'
+expect_out same 'fingerprints identical in 5 of 5 seeds \(the same runs at the same instants\)'
 run_diff 0 same_md "$tmp/mail.db" "$tmp/mail2.db" --format markdown
 expect_out same_md '^### simrun diff: no regression$'
 run_diff 0 same_self "$tmp/mail.db" "$tmp/mail.db"
