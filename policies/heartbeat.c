@@ -337,9 +337,22 @@ static void qent_lose(struct policy *p, const struct qent *e)
 
 /* enqueueSystemEvent(): same context key replaces, a full queue evicts the
  * oldest.  O(queue_cap). */
+/* Whether e can share a context key with a queued entry: an item only on a
+ * keyed topic (same_key asks the topic of both, which must be e's). */
+static int may_share_key(const struct policy *p, const struct qent *e)
+{
+    if (e->item == UINT64_MAX)
+        return 1;
+    const struct sim_item *it = sim_item(p->sim, e->item);
+    return sim_topic_keyed(p->sim, it->consumer, it->topic);
+}
+
 static void enqueue_event(struct policy *p, struct agent *ag, const struct qent *e)
 {
-    if (p->context_key) {
+    /* The scan is skipped when it cannot match: a burst of 100 k events on
+     * an unkeyed topic under a large queue_cap scanned the whole queue for
+     * each one (25 s). */
+    if (p->context_key && ag->nq && may_share_key(p, e)) {
         for (size_t i = 0; i < ag->nq; i++) {
             if (!same_key(p, &ag->q[i], e))
                 continue;
