@@ -555,6 +555,39 @@ int cli_all_labels(const struct scenario *s, const char **out, int max)
     return n;
 }
 
+/* The policies that --set configures, with every scenario's set and
+ * variant lines: a combination the policy refuses is refused whether it
+ * runs or not, as a scenario's `set` line is (cli_check_targets). */
+static int check_set_combinations(const struct cli_opts *o, struct scenario **scn)
+{
+    int quiet = cli_quiet_fallbacks;
+    cli_quiet_fallbacks = 1; /* warnings come when the target is resolved to run */
+    int rc = 0;
+    for (int i = 0; i < o->nsets && !rc; i++) {
+        const char *label = o->sets[i].policy;
+        int seen = 0;
+        for (int k = 0; k < i && !seen; k++)
+            seen = !strcmp(label, o->sets[k].policy);
+        for (int k = 0; k < o->npaths && !seen && !rc; k++) {
+            int known = policy_find(label) || policy_variant_find(label, NULL);
+            for (uint16_t v = 0; v < scn[k]->nvariants && !known; v++)
+                known = !strcmp(scn[k]->variants[v].name, label);
+            if (!known)
+                continue; /* another scenario's variant */
+            struct cli_target t;
+            char msg[1024];
+            int r = cli_resolve_target(scn[k], label, o->sets, o->nsets, &t, msg, sizeof msg);
+            if (r == -2)
+                fprintf(stderr, "%s\n", msg);
+            else if (r)
+                fprintf(stderr, "%s: error: %s: %s\n", cli_prog, scn[k]->path, msg);
+            rc = r ? 2 : 0;
+        }
+    }
+    cli_quiet_fallbacks = quiet;
+    return rc;
+}
+
 int cli_check_sets(const struct cli_opts *o, struct scenario **scn)
 {
     for (int i = 0; i < o->nsets; i++) {
@@ -573,5 +606,5 @@ int cli_check_sets(const struct cli_opts *o, struct scenario **scn)
             return 2;
         }
     }
-    return 0;
+    return check_set_combinations(o, scn);
 }

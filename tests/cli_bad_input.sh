@@ -75,6 +75,13 @@ sed -i 's/max_attempts=3/max_attempts=1/' "$tmp/refused.scn" # one attempt: Temp
     || { echo "FAIL max_attempts=1 is refused"; cat "$tmp/err"; fail=1; }
 expect_usage "refused combination" run "$good" -p temporal_schedule --set temporal_schedule.retry_initial=2m \
     --set temporal_schedule.retry_max_interval=1m --db "$tmp/u.db"
+# A --set is checked whether its policy runs or not, as a set line is.
+expect_usage "refused combination, another policy run" run "$good" -p poll --set temporal_schedule.retry_initial=2m \
+    --set temporal_schedule.retry_max_interval=1m --db "$tmp/u.db"
+grep -q "temporal_schedule.retry_max_interval=1m: retry_max_interval (1m) is below retry_initial (2m)" "$tmp/err" \
+    || { echo "FAIL the refused --set is not named"; cat "$tmp/err"; fail=1; }
+expect_usage "refused combination, check" check "$good" -p poll --set temporal_schedule.retry_initial=2m \
+    --set temporal_schedule.retry_max_interval=1m
 expect_usage "refused sweep point" run "$good" -p temporal_schedule --set temporal_schedule.retry_initial=1m \
     --sweep temporal_schedule.retry_max_interval=0,30s --db "$tmp/u.db"
 grep -q "sweep point temporal_schedule\[retry_max_interval=30s\]: retry_max_interval (30s) is below retry_initial (1m)" \
