@@ -258,7 +258,8 @@ int rdb_open(const char *path, struct rdb **out, char *err, size_t n)
         }
         i = e;
     }
-    qsort(r->groups, r->ngroups, sizeof *r->groups, group_cmp);
+    if (r->ngroups) /* qsort wants a valid array even for 0 elements */
+        qsort(r->groups, r->ngroups, sizeof *r->groups, group_cmp);
     for (size_t i = 0; i < nrows; i++)
         free_row_strings(&rows[i]);
     free(rows);

@@ -532,6 +532,24 @@ int cli_check_targets(const struct scenario *s)
             fprintf(stderr, "%s: error: %s: %s\n", cli_prog, s->path, msg);
         rc = r ? -1 : 0;
     }
+    /* A built-in variant named only by an expect line runs too (its
+     * grammar may refuse a schedule): the same check. */
+    for (uint32_t e = 0; e < s->nexpects && !rc; e++)
+        for (char **pp = s->expects[e].policies; *pp && !rc; pp++) {
+            int own = 0;
+            for (uint16_t v = 0; v < s->nvariants && !own; v++)
+                own = !strcmp(s->variants[v].name, *pp);
+            if (own || !policy_variant_find(*pp, NULL))
+                continue;
+            struct cli_target t;
+            char msg[1024];
+            int r = cli_resolve_target(s, *pp, NULL, 0, &t, msg, sizeof msg);
+            if (r == -2)
+                fprintf(stderr, "%s\n", msg);
+            else if (r)
+                fprintf(stderr, "%s: error: %s: %s\n", cli_prog, s->path, msg);
+            rc = r ? -1 : 0;
+        }
     cli_quiet_fallbacks = quiet;
     return rc;
 }

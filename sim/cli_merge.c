@@ -2,7 +2,10 @@
  * results databases of a sweep split across machines (run --shard K/N),
  * through store_merge (sim/store.h), which refuses what cannot be one
  * result set and writes all or nothing. */
+#include <errno.h>
 #include <stdio.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "sim/cli.h"
 #include "sim/store.h"
@@ -40,8 +43,16 @@ static int cmd_merge(int argc, char **argv)
         return cli_usage_error("%s", "merge needs OUT.db and at least one IN.db");
     size_t added, skipped;
     char err[1024];
+    struct stat st;
+    int existed = stat(mc.paths[0], &st) == 0 || errno != ENOENT;
     if (store_merge(mc.paths[0], mc.paths + 1, mc.np - 1, &added, &skipped, err, sizeof err) != 0) {
         fprintf(stderr, "%s: error: %s\n", cli_prog, err);
+        if (!existed) { /* a refused merge leaves no file it made */
+            char j[4200];
+            unlink(mc.paths[0]);
+            snprintf(j, sizeof j, "%s-journal", mc.paths[0]);
+            unlink(j);
+        }
         return 2;
     }
     if (!mc.quiet)

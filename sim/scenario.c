@@ -134,8 +134,9 @@ static int parse_header(struct parser *p, const struct line *L, int h)
         uint64_t x = 0;
         for (const char *c = v->s; *c; c++) {
             uint64_t dg = (uint64_t)(*c - '0');
-            if (x > (UINT64_MAX - dg) / 10)
-                return perr(p, L->no, v->col, "seed '%s' does not fit in 64 bits", q(p, v->s));
+            if (x > ((uint64_t)INT64_MAX - dg) / 10) /* the results database stores it as a signed integer */
+                return perr(p, L->no, v->col, "seed '%s' is too large (at most 9223372036854775807, as --seed)",
+                            q(p, v->s));
             x = x * 10 + dg;
         }
         s->seed = x;

@@ -75,6 +75,15 @@ sed -i 's/max_attempts=3/max_attempts=1/' "$tmp/refused.scn" # one attempt: Temp
     || { echo "FAIL max_attempts=1 is refused"; cat "$tmp/err"; fail=1; }
 expect_usage "refused combination" run "$good" -p temporal_schedule --set temporal_schedule.retry_initial=2m \
     --set temporal_schedule.retry_max_interval=1m --db "$tmp/u.db"
+# A built-in variant named only by an expect line: validate refuses what
+# its system rejects, as run and check do.
+printf 'horizon 1d\nworkflow w\n  producer p every 1h30m runs 1s publish t\n  consumer c subscribe t fifo runs 1s\nexpect keepai lost == 0\n' \
+    > "$tmp/keep.scn"
+for cmd in validate run check; do
+    "$SIMRUN" $cmd "$tmp/keep.scn" > /dev/null 2> "$tmp/err"; rc=$?
+    [ $rc -eq 2 ] && grep -q "keep.scn:3:20: error: keep.ai rejects the interval" "$tmp/err" \
+        || { echo "FAIL $cmd of an expect-only keepai scenario: exit $rc"; cat "$tmp/err"; fail=1; }
+done
 # A --set is checked whether its policy runs or not, as a set line is.
 expect_usage "refused combination, another policy run" run "$good" -p poll --set temporal_schedule.retry_initial=2m \
     --set temporal_schedule.retry_max_interval=1m --db "$tmp/u.db"

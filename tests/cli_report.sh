@@ -123,6 +123,10 @@ case $tics in
     *"'Thu 27 Mar' 20.9583333, 'Thu 3 Apr' 27.9166667)"*) ;;
     *) echo "FAIL timeline tics across DST: $tics"; fail=1 ;;
 esac
+# A database whose runs were all deleted: a clean error (under the sanitizers too).
+cp "$tmp/dst.db" "$tmp/norun.db" && sqlite3 "$tmp/norun.db" 'delete from runs'
+"$SIMRUN" report --db "$tmp/norun.db" -o "$tmp/nr" > /dev/null 2> "$tmp/err"; rc=$?
+[ $rc -eq 2 ] && grep -q 'has no runs' "$tmp/err" || { echo "FAIL report of a database with no runs: exit $rc"; cat "$tmp/err"; fail=1; }
 # Bad input: no database, an empty one.
 "$SIMRUN" report --db "$tmp/nosuch.db" -o "$tmp/x" > /dev/null 2>&1; rc=$?
 [ $rc -eq 2 ] || { echo "FAIL missing database: exit $rc"; fail=1; }
