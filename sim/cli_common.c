@@ -511,6 +511,20 @@ static const char *configured_label(const struct scenario *s, uint32_t i)
     return i < s->nsets ? s->sets[i].policy : s->variants[i - s->nsets].name;
 }
 
+/* Resolves label in s (with the --set lines sets[0..nsets)) only to check
+ * it, printing what refuses it; 0 if it resolves. */
+static int check_resolves(const struct scenario *s, const char *label, const struct cli_set *sets, int nsets)
+{
+    struct cli_target t;
+    char msg[1024];
+    int r = cli_resolve_target(s, label, sets, nsets, &t, msg, sizeof msg);
+    if (r == -2) /* a whole file:line:col diagnostic */
+        fprintf(stderr, "%s\n", msg);
+    else if (r)
+        fprintf(stderr, "%s: error: %s: %s\n", cli_prog, s->path, msg);
+    return r;
+}
+
 int cli_check_targets(const struct scenario *s)
 {
     int quiet = cli_quiet_fallbacks;
@@ -523,14 +537,7 @@ int cli_check_targets(const struct scenario *s)
             seen = !strcmp(label, configured_label(s, k));
         if (seen)
             continue;
-        struct cli_target t;
-        char msg[1024];
-        int r = cli_resolve_target(s, label, NULL, 0, &t, msg, sizeof msg);
-        if (r == -2) /* a whole file:line:col diagnostic */
-            fprintf(stderr, "%s\n", msg);
-        else if (r)
-            fprintf(stderr, "%s: error: %s: %s\n", cli_prog, s->path, msg);
-        rc = r ? -1 : 0;
+        rc = check_resolves(s, label, NULL, 0) ? -1 : 0;
     }
     /* A built-in variant named only by an expect line runs too (its
      * grammar may refuse a schedule): the same check. */
@@ -541,14 +548,7 @@ int cli_check_targets(const struct scenario *s)
                 own = !strcmp(s->variants[v].name, *pp);
             if (own || !policy_variant_find(*pp, NULL))
                 continue;
-            struct cli_target t;
-            char msg[1024];
-            int r = cli_resolve_target(s, *pp, NULL, 0, &t, msg, sizeof msg);
-            if (r == -2)
-                fprintf(stderr, "%s\n", msg);
-            else if (r)
-                fprintf(stderr, "%s: error: %s: %s\n", cli_prog, s->path, msg);
-            rc = r ? -1 : 0;
+            rc = check_resolves(s, *pp, NULL, 0) ? -1 : 0;
         }
     cli_quiet_fallbacks = quiet;
     return rc;
@@ -592,14 +592,7 @@ static int check_set_combinations(const struct cli_opts *o, struct scenario **sc
                 known = !strcmp(scn[k]->variants[v].name, label);
             if (!known)
                 continue; /* another scenario's variant */
-            struct cli_target t;
-            char msg[1024];
-            int r = cli_resolve_target(scn[k], label, o->sets, o->nsets, &t, msg, sizeof msg);
-            if (r == -2)
-                fprintf(stderr, "%s\n", msg);
-            else if (r)
-                fprintf(stderr, "%s: error: %s: %s\n", cli_prog, scn[k]->path, msg);
-            rc = r ? 2 : 0;
+            rc = check_resolves(scn[k], label, o->sets, o->nsets) ? 2 : 0;
         }
     }
     cli_quiet_fallbacks = quiet;
