@@ -335,8 +335,6 @@ static void qent_lose(struct policy *p, const struct qent *e)
         sim_item_drop(p->sim, e->item);
 }
 
-/* enqueueSystemEvent(): same context key replaces, a full queue evicts the
- * oldest.  O(queue_cap). */
 /* Whether e can share a context key with a queued entry: an item only on a
  * keyed topic (same_key asks the topic of both, which must be e's). */
 static int may_share_key(const struct policy *p, const struct qent *e)
@@ -347,6 +345,9 @@ static int may_share_key(const struct policy *p, const struct qent *e)
     return sim_topic_keyed(p->sim, it->consumer, it->topic);
 }
 
+/* enqueueSystemEvent(): same context key replaces, a full queue evicts the
+ * oldest.  O(queue_cap) for an entry that may share a key, else O(1) but
+ * for the eviction. */
 static void enqueue_event(struct policy *p, struct agent *ag, const struct qent *e)
 {
     /* The scan is skipped when it cannot match: a burst of 100 k events on
