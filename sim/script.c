@@ -122,6 +122,19 @@ uint32_t script_eval(const struct script *sc, const struct scenario *s, const st
     return 0;
 }
 
+uint32_t script_needs(const struct script *sc, uint32_t max_take)
+{
+    /* script_eval reads the max_take it may take and the one after (the
+     * wake), BATCH also the batch_n that tell whether the batch is full;
+     * script_due reads no more than script_eval with max_take 1. */
+    if (sc->kind == SCRIPT_CORRELATE || max_take == 0)
+        return UINT32_MAX;
+    uint64_t k = max_take;
+    if (sc->kind == SCRIPT_BATCH && sc->batch_n > k)
+        k = sc->batch_n;
+    return k + 1 < UINT32_MAX ? (uint32_t)(k + 1) : UINT32_MAX;
+}
+
 int64_t script_due(const struct script *sc, const struct scenario *s, const struct script_item *items,
                    uint32_t n, int64_t now_us)
 {

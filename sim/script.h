@@ -33,6 +33,15 @@ uint32_t script_eval(const struct script *sc, const struct scenario *s, const st
 int64_t script_due(const struct script *sc, const struct scenario *s, const struct script_item *items,
                    uint32_t n, int64_t now_us);
 
+/* How many leading items script_eval with that max_take reads: given the
+ * first min(n, that many) pending items, it decides exactly as it would
+ * given all n (takes the same, asks the same wake).  UINT32_MAX: all of
+ * them (a CORRELATE script, or max_take 0: a run that takes everything
+ * due).  script_due reads no more than script_eval with max_take 1.  A run
+ * start gathers only these, so that a consumer that takes one item per run
+ * pays for the item, not for its backlog. */
+uint32_t script_needs(const struct script *sc, uint32_t max_take);
+
 /* DIGEST: the instant an item published at publish_us is due (the first
  * local digest time at or after it). */
 int64_t script_digest_due(const struct scenario *s, int digest_min, int64_t publish_us);
