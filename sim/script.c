@@ -135,6 +135,16 @@ uint32_t script_needs(const struct script *sc, uint32_t max_take)
     return k + 1 < UINT32_MAX ? (uint32_t)(k + 1) : UINT32_MAX;
 }
 
+int script_enough(const struct script *sc, const struct scenario *s, const struct script_item *items, uint32_t n,
+                  int64_t now_us)
+{
+    /* The items' due instants do not decrease (item_due): script_eval
+     * returns at the first that is later than now, at or before n - 1. */
+    if (n == 0 || (sc->kind != SCRIPT_WINDOW && sc->kind != SCRIPT_DIGEST))
+        return 0;
+    return item_due(sc, s, &items[n - 1]) > now_us;
+}
+
 int64_t script_due(const struct script *sc, const struct scenario *s, const struct script_item *items,
                    uint32_t n, int64_t now_us)
 {

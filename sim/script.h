@@ -42,6 +42,14 @@ int64_t script_due(const struct script *sc, const struct scenario *s, const stru
  * pays for the item, not for its backlog. */
 uint32_t script_needs(const struct script *sc, uint32_t max_take);
 
+/* 1 when script_eval over items[0, n) at now with max_take decides as it
+ * would over any longer list that starts with them, before script_needs's
+ * bound is reached: a WINDOW or DIGEST script stops at its first item not
+ * yet due, so a prefix that ends with one suffices.  A run start gathers
+ * pending items in growing chunks until this holds or the bound is met. */
+int script_enough(const struct script *sc, const struct scenario *s, const struct script_item *items, uint32_t n,
+                  int64_t now_us);
+
 /* DIGEST: the instant an item published at publish_us is due (the first
  * local digest time at or after it). */
 int64_t script_digest_due(const struct scenario *s, int digest_min, int64_t publish_us);

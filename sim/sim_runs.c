@@ -50,21 +50,33 @@ static void gather_one(struct sim *sim, uint32_t slot, uint32_t n)
     sim->sc_items[n] = (struct script_item){it->pub.publish_us, it->pub.key, it->pub.topic};
 }
 
-/* The consumer's pending items (the first `limit` of them, in publish
- * order: what its script reads, script_needs), or those offered that are
- * still pending, in the scratch arrays; returns how many. */
-static uint32_t gather(struct sim *sim, uint32_t c, const uint64_t *offer, uint32_t noffer, int all, uint32_t limit)
+/* Chunks of a consumer's pending items gathered for its script: the first
+ * this many, then twice as many each time the script asks for more. */
+#define GATHER_FIRST 32u
+
+/* The consumer's pending items, in publish order, as far as its script
+ * reads them (script_needs, script_enough), or those offered that are
+ * still pending, in the scratch arrays; returns how many.  A start pays
+ * for what its script looks at, not for the backlog behind it. */
+static uint32_t gather(struct sim *sim, uint32_t c, const uint64_t *offer, uint32_t noffer, int all,
+                       const struct script *sc, uint32_t max_take)
 {
     struct handler_state *hs = &sim->hs[c];
     uint32_t n = 0;
     if (all) {
+        uint32_t limit = script_needs(sc, max_take);
         uint32_t want = hs->npending < limit ? hs->npending : limit;
-        scratch_grow(sim, want);
-        for (uint32_t slot = hs->pend_head; n < want; slot = sim->items[slot].next) {
-            SIM_ASSERT(slot != ITEM_NIL);
-            gather_one(sim, slot, n++);
+        uint32_t slot = hs->pend_head, upto = want < GATHER_FIRST ? want : GATHER_FIRST;
+        for (;;) {
+            scratch_grow(sim, upto);
+            for (; n < upto; slot = sim->items[slot].next) {
+                SIM_ASSERT(slot != ITEM_NIL);
+                gather_one(sim, slot, n++);
+            }
+            if (n == want || script_enough(sc, sim->scn, sim->sc_items, n, sim->now_us))
+                return n;
+            upto = want - n > n ? 2 * n : want;
         }
-        return n;
     }
     scratch_grow(sim, noffer);
     for (uint32_t i = 0; i < noffer; i++) {
@@ -85,7 +97,7 @@ int64_t sim_script_due(struct sim *sim, uint32_t consumer)
     const struct handler_def *hd = sim__hdef(sim, consumer);
     if (hd->kind != H_CONSUMER)
         return SIM_NEVER;
-    uint32_t n = gather(sim, consumer, NULL, 0, 1, script_needs(&hd->script, 1));
+    uint32_t n = gather(sim, consumer, NULL, 0, 1, &hd->script, 1);
     return script_due(&hd->script, sim->scn, sim->sc_items, n, sim->now_us);
 }
 
@@ -323,8 +335,7 @@ static int reserve(struct sim *sim, const struct run_req *rq, uint32_t slot)
         return 1;
     }
     if (hd->kind == H_CONSUMER) {
-        uint32_t n = gather(sim, rq->handler, rq->offer, rq->noffer, rq->offer == NULL,
-                            script_needs(&hd->script, rq->max_take));
+        uint32_t n = gather(sim, rq->handler, rq->offer, rq->noffer, rq->offer == NULL, &hd->script, rq->max_take);
         int64_t wake;
         uint32_t nt = script_eval(&hd->script, sim->scn, sim->sc_items, n, sim->now_us, rq->max_take,
                                   sim->sc_take, &wake);

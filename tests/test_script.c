@@ -67,7 +67,7 @@ static void test_prefix_decides_as_everything(void **state)
     struct rng r = rng_stream(20251128, RNG_POLICY, 0, 0);
     static struct script_item it[MAXN];
     static uint32_t take_all[MAXN], take_pre[MAXN];
-    uint64_t checked = 0, shorter = 0;
+    uint64_t checked = 0, shorter = 0, enough = 0;
     for (size_t k = 0; k < sizeof consumers / sizeof *consumers; k++) {
         struct scenario *s = parse_with(consumers[k]);
         const struct script *sc = &s->wfs[0].handlers[0].script;
@@ -91,6 +91,19 @@ static void test_prefix_decides_as_everything(void **state)
                              consumers[k], n, mt, na, (long long)w_all, npre, (long long)w_pre, np);
                 checked++;
                 shorter += np < n;
+                /* a start stops gathering at the first chunk the script
+                 * calls enough: any such prefix decides as everything */
+                uint32_t cut = 1 + (uint32_t)rng_below(&r, np ? np : 1);
+                while (cut < np && !script_enough(sc, s, it, cut, now))
+                    cut++;
+                if (cut < np) {
+                    npre = script_eval(sc, s, it, cut, now, mt, take_pre, &w_pre);
+                    if (na != npre || w_all != w_pre || memcmp(take_all, take_pre, na * sizeof *take_all) != 0)
+                        fail_msg("%s, %u items, max_take %u: %u taken (wake %lld) over all, %u (wake %lld) over "
+                                 "the %u script_enough called enough",
+                                 consumers[k], n, mt, na, (long long)w_all, npre, (long long)w_pre, cut);
+                    enough++;
+                }
             }
             uint32_t need1 = script_needs(sc, 1);
             uint32_t np1 = n < need1 ? n : need1;
@@ -100,6 +113,7 @@ static void test_prefix_decides_as_everything(void **state)
     }
     /* the bound was below the backlog in most cases, so the property was tested */
     assert_true(shorter > checked / 2);
+    assert_true(enough > checked / 20);
 }
 
 /* What the bound is, per kind: all for correlate and for max_take 0;
