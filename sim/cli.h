@@ -54,6 +54,17 @@ extern const char *const cli_prog; /* "simrun", the first word of every message 
 /* Set: resolving a target prints no warning for a value that a built-in
  * variant's grammar reads with a fallback (swarm resolves thousands). */
 extern int cli_quiet_fallbacks;
+/* Set (by validate): the scenario errors found after the parse (the memory
+ * estimate, a policy that refuses the scenario's settings) are followed by
+ * their line and a caret, as validate prints the parser's. */
+extern int cli_excerpts;
+/* Prints line `no` of file with a caret under column col (1-based bytes):
+ *    12 |   producer p evry 5m
+ *       |              ^
+ * Bytes that are not printable ASCII or UTF-8 are shown as \xNN (a hostile
+ * file cannot garble the terminal); the caret follows what is shown.
+ * Nothing for standard input (CLI_STDIN_PATH) or a line it cannot read. */
+void cli_print_excerpt(const char *file, int no, int col);
 
 /* The exit status when results cannot be written: the database is
  * read-only, locked by another process past the wait, on a full disk or
@@ -234,6 +245,7 @@ struct cli_target {
     const struct policy_ops *ops;
     struct params ps;
     char params_text[512];
+    int err_line, err_col;         /* where a -2 of cli_resolve_target points */
 };
 
 /* Resolves a label (registered policy, built-in variant, or variant of s)

@@ -70,6 +70,11 @@ for cmd in validate "run -p oracle --db $tmp/u.db" "check --db $tmp/u.db"; do
         echo "FAIL refused combination ($cmd): exit $rc"; cat "$tmp/err"; fail=1
     fi
 done
+# validate shows the line and a caret under the value, as for a parse error.
+"$SIMRUN" validate "$tmp/refused.scn" > /dev/null 2> "$tmp/err"
+grep -qx '     6 | set temporal_schedule.retry_max_interval=5s temporal_schedule.max_attempts=3' "$tmp/err" \
+    && grep -qx '       |                                          ^' "$tmp/err" && grep -qx "$tmp/refused.scn: 1 error" "$tmp/err" \
+    || { echo "FAIL validate shows no line and caret for a refused combination"; cat "$tmp/err"; fail=1; }
 sed -i 's/max_attempts=3/max_attempts=1/' "$tmp/refused.scn" # one attempt: Temporal checks nothing more
 "$SIMRUN" validate "$tmp/refused.scn" > /dev/null 2> "$tmp/err" \
     || { echo "FAIL max_attempts=1 is refused"; cat "$tmp/err"; fail=1; }
@@ -83,6 +88,8 @@ for cmd in validate run check; do
     "$SIMRUN" $cmd "$tmp/keep.scn" > /dev/null 2> "$tmp/err"; rc=$?
     [ $rc -eq 2 ] && grep -q "keep.scn:3:20: error: keep.ai rejects the interval" "$tmp/err" \
         || { echo "FAIL $cmd of an expect-only keepai scenario: exit $rc"; cat "$tmp/err"; fail=1; }
+    case $cmd in validate) grep -qx '       |                    ^' "$tmp/err" \
+        || { echo "FAIL validate shows no caret under the rejected interval"; cat "$tmp/err"; fail=1; } ;; esac
 done
 # A --set is checked whether its policy runs or not, as a set line is.
 expect_usage "refused combination, another policy run" run "$good" -p poll --set temporal_schedule.retry_initial=2m \
