@@ -194,6 +194,10 @@ static int pass1_line(struct parser *p, const struct line *L)
         return parse_header(p, L, h);
     if (is_plugin_word(t0))
         return parse_plugin(p, L);
+    if (!t0->quoted && body_index(t0->s) == B_VARIANT && L->ntok >= 3) {
+        p->vdecls = xgrow(p->vdecls, sizeof *p->vdecls, &p->cap_vdecls, p->nvdecls + 1);
+        p->vdecls[p->nvdecls++] = (struct variant_decl){xstrdup(L->tok[1].s), xstrdup(L->tok[2].s), L->no};
+    }
     if (!t0->quoted && (body_index(t0->s) >= 0 || is_handler_word(t0->s)))
         return 0;
     perr(p, L->no, t0->col,
@@ -1157,6 +1161,11 @@ static void parser_free(struct parser *p)
     for (size_t i = 0; i < p->nchg; i++)
         free(p->chg[i].value); /* the ones not attached to a schedule */
     free(p->chg);
+    for (size_t i = 0; i < p->nvdecls; i++) {
+        free(p->vdecls[i].name);
+        free(p->vdecls[i].base);
+    }
+    free(p->vdecls);
     free(p->dls);
     free(p->topics);
     free(p->src_inst);
