@@ -184,6 +184,10 @@ struct cli_opts {
     int resume;                    /* --resume: skip the runs already in --db */
 };
 
+/* -p LIST (of any command): refuses a policy or variant named twice, a
+ * usage error (printed; 2), since each label runs once; 0 otherwise. */
+int cli_check_policy_list(const char *list);
+
 /* Option and argument callbacks on a struct cli_opts. */
 int cli_opt_scenario(void *opts, const char *path);
 int cli_opt_seed(void *opts, const char *arg);

@@ -171,6 +171,29 @@ int cli_memory_stop(const struct scenario *s, const char *label, uint64_t seed, 
     return 2;
 }
 
+int cli_check_policy_list(const char *list)
+{
+    if (!list)
+        return 0;
+    /* The words between commas, as the commands split them (empty ones
+     * are none); each against every later one. */
+    for (const char *a = list; *a; a += strcspn(a, ",")) {
+        a += strspn(a, ",");
+        size_t la = strcspn(a, ",");
+        if (!la)
+            continue;
+        for (const char *b = a + la; *b; b += strcspn(b, ",")) {
+            b += strspn(b, ",");
+            if (strcspn(b, ",") != la || memcmp(a, b, la))
+                continue;
+            char name[SCN_MAX_LINE + 1];
+            snprintf(name, sizeof name, "%.*s", (int)la, a);
+            return cli_usage_error("-p names '%s' twice (each policy or variant runs once)", name);
+        }
+    }
+    return 0;
+}
+
 int cli_opt_scenario(void *opts, const char *path)
 {
     struct cli_opts *o = opts;

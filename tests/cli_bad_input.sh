@@ -50,6 +50,14 @@ expect_usage "bad seed range" run "$good" --seeds 5..2 --db "$tmp/u.db"
 expect_usage "bad format" run "$good" --format xml --db "$tmp/u.db"
 expect_usage "missing file" run "$tmp/none.scn" --db "$tmp/u.db"
 expect_usage "missing value" run "$good" --seed
+# A policy named twice in -p would run twice: refused by every command that takes -p.
+for cmd in "run $good --db $tmp/u.db" "check $good --db $tmp/u.db" "crashpoints $good --db $tmp/u.db" \
+    "shrink $good -o $tmp/u.scn" "swarm --seeds 1..1 -o $tmp/u.swarm"; do
+    # shellcheck disable=SC2086
+    expect_usage "-p with a repeat ($cmd)" $cmd -p oracle,poll,oracle
+    grep -q "error: -p names 'oracle' twice" "$tmp/err" && [ ! -e "$tmp/u.scn" ] && [ ! -e "$tmp/u.swarm" ] \
+        || { echo "FAIL -p with a repeat ($cmd): no message, or output written"; cat "$tmp/err"; fail=1; }
+done
 # A combination of parameters a policy refuses is no parse error (tests/bad/
 # holds those): it is found when the policies are resolved, at the line that
 # set the blamed parameter, by validate and by run whichever policies run.
