@@ -822,6 +822,9 @@ static int cmd_run(int argc, char **argv)
         return cli_usage_error("%s", "no scenario given");
     if (o.resume && !o.db)
         return cli_usage_error("%s", "--resume needs --db FILE (the database to resume)");
+    if (o.store_trace && !o.db)
+        return cli_usage_error("%s", "--store-trace needs --db FILE (the database to store the trace in); "
+                                     "--trace FILE writes it to a file");
     if ((rc = cli_check_policy_list(o.policies)))
         return rc;
     int show[M_COUNT];

@@ -50,6 +50,8 @@ expect_usage "bad seed range" run "$good" --seeds 5..2 --db "$tmp/u.db"
 expect_usage "bad format" run "$good" --format xml --db "$tmp/u.db"
 expect_usage "missing file" run "$tmp/none.scn" --db "$tmp/u.db"
 expect_usage "missing value" run "$good" --seed
+expect_usage "--store-trace without --db" run "$good" -p oracle --store-trace
+grep -q "error: --store-trace needs --db" "$tmp/err" || { echo "FAIL --store-trace without --db"; cat "$tmp/err"; fail=1; }
 # A policy named twice in -p would run twice: refused by every command that takes -p.
 for cmd in "run $good --db $tmp/u.db" "check $good --db $tmp/u.db" "crashpoints $good --db $tmp/u.db" \
     "shrink $good -o $tmp/u.scn" "swarm --seeds 1..1 -o $tmp/u.swarm"; do
