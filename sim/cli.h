@@ -239,6 +239,11 @@ int cli_load_all(const struct cli_opts *o, struct scenario **scn);
  * validate call it. */
 int cli_check_targets(const struct scenario *s);
 void cli_free_all(struct scenario **scn, int n);
+/* A results database path (what: how the command line names it, "--db",
+ * "OUT.db", ...) that exists and is no regular file (a folder, a device, a
+ * pipe) is refused before anything is written: sqlite would leave a
+ * PATH-journal beside it or fail half-way.  0, or 2 with the error printed. */
+int cli_check_db_path(const char *what, const char *path);
 /* Opens the results database when db is not NULL; 0, or after printing
  * why 2 (not a results database of this version) or CLI_EXIT_WRITE. */
 int cli_open_store(const char *db, struct store **st);

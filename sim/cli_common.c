@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/types.h>
 #include <unistd.h>
 
@@ -389,6 +390,24 @@ int cli_open_store(const char *db, struct store **st)
         return 2;
     }
     return 0;
+}
+
+int cli_check_db_path(const char *what, const char *path)
+{
+    struct stat st;
+    if (!path || stat(path, &st) != 0 || S_ISREG(st.st_mode))
+        return 0; /* a missing file is created, or its open says why not */
+    const char *kind = S_ISDIR(st.st_mode)    ? "a folder"
+                       : S_ISCHR(st.st_mode)  ? "a character device"
+                       : S_ISBLK(st.st_mode)  ? "a block device"
+                       : S_ISFIFO(st.st_mode) ? "a pipe"
+                       : S_ISSOCK(st.st_mode) ? "a socket"
+                                              : "something else";
+    char e[SCN_QUOTE_MAX];
+    scn_escape(e, sizeof e, path);
+    fprintf(stderr, "%s: error: %s '%s' is %s, not a regular file (a results database is an SQLite file)\n", cli_prog,
+            what, e, kind);
+    return 2;
 }
 
 int cli_write_error(const char *why)

@@ -660,7 +660,7 @@ static int cmd_crashpoints(int argc, char **argv)
         return cli_usage_error("%s", "--shrink shrinks the scenario files of -o DIR: give -o");
     if (o.shrink && !shrink_command())
         return cli_usage_error("%s", "--shrink needs 'simrun shrink', which this build does not have");
-    if ((rc = cli_check_policy_list(o.policies)))
+    if ((rc = cli_check_policy_list(o.policies)) || (rc = cli_check_db_path("--db", o.db)))
         return rc;
     struct scenario *s;
     struct diag d;

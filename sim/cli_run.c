@@ -825,7 +825,7 @@ static int cmd_run(int argc, char **argv)
     if (o.store_trace && !o.db)
         return cli_usage_error("%s", "--store-trace needs --db FILE (the database to store the trace in); "
                                      "--trace FILE writes it to a file");
-    if ((rc = cli_check_policy_list(o.policies)))
+    if ((rc = cli_check_policy_list(o.policies)) || (rc = cli_check_db_path("--db", o.db)))
         return rc;
     int show[M_COUNT];
     if ((rc = parse_metric_list(o.metrics, show)))

@@ -52,6 +52,24 @@ expect_usage "missing file" run "$tmp/none.scn" --db "$tmp/u.db"
 expect_usage "missing value" run "$good" --seed
 expect_usage "--store-trace without --db" run "$good" -p oracle --store-trace
 grep -q "error: --store-trace needs --db" "$tmp/err" || { echo "FAIL --store-trace without --db"; cat "$tmp/err"; fail=1; }
+# A database path that is no regular file (a folder, a device, a pipe) is
+# refused by every command that takes one, before anything is written: no
+# PATH-journal beside it, no trace file.
+mkdir "$tmp/dir.db"; mkfifo "$tmp/fifo.db"; ln -s /dev/null "$tmp/null.db"
+printf 'x' > "$tmp/plain.db"
+for db in dir fifo null; do
+    p=$tmp/$db.db
+    for cmd in "run $good -p oracle --trace $tmp/t.txt --db $p" "check $good --db $p" "crashpoints $good -p oracle --db $p" \
+        "report --db $p -o $tmp/rep" "diff $p $tmp/plain.db" "diff $tmp/plain.db $p" "merge $p $tmp/plain.db" \
+        "merge $tmp/new.db $p"; do
+        # shellcheck disable=SC2086
+        timeout -s KILL 60 "$SIMRUN" $cmd > /dev/null 2> "$tmp/err"; rc=$?
+        if [ $rc -ne 2 ] || ! grep -q "error: .* is a [a-z ]*, not a regular file" "$tmp/err" \
+            || [ -n "$(ls "$tmp" | grep -e '-journal$' -e '^t.txt$' -e '^rep$' -e '^new.db$')" ]; then
+            echo "FAIL a $db as the database ($cmd): exit $rc, or something written"; cat "$tmp/err"; ls "$tmp"; fail=1
+        fi
+    done
+done
 # A policy named twice in -p would run twice: refused by every command that takes -p.
 for cmd in "run $good --db $tmp/u.db" "check $good --db $tmp/u.db" "crashpoints $good --db $tmp/u.db" \
     "shrink $good -o $tmp/u.scn" "swarm --seeds 1..1 -o $tmp/u.swarm"; do
