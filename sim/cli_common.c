@@ -1,6 +1,7 @@
 /* cli_common.c: what the commands that simulate share (see cli.h): their
- * scenario arguments and seed and --set options, loading the scenarios,
- * resolving a policy label into a target, and opening the store.
+ * scenario arguments and seed, -p and --set options, loading the scenarios,
+ * the line and caret under a diagnostic, resolving a policy label into a
+ * target, and checking and opening the store.
  *
  * Every input is validated before anything is simulated or written: all
  * scenarios are parsed, every policy name and --set resolved, and only then
