@@ -108,9 +108,18 @@ int diff_parse_tolerance(const char *s, struct diff_tolerance *t, char *msg, siz
                  t->metric);
         return -1;
     }
+    /* A plain decimal number and '%': a bare number could as well be a
+     * fraction or an amount in the metric's unit, so it is refused. */
+    const char *v = eq + 1;
     char *end;
-    t->pct = strtod(eq + 1, &end);
-    if (end == eq + 1 || (*end && strcmp(end, "%")) || !(t->pct >= 0) || t->pct > 1e9) {
+    t->pct = strtod(v, &end);
+    int plain = end > v && *v >= '0' && *v <= '9' && strspn(v, "0123456789.") == (size_t)(end - v);
+    if (plain && !*end && t->pct <= 1e9) {
+        snprintf(msg, n, "bad tolerance '%s' (a tolerance is a percentage of the base mean: write %s=%s%%)", s,
+                 t->metric, v);
+        return -1;
+    }
+    if (!plain || strcmp(end, "%") || !(t->pct >= 0) || t->pct > 1e9) {
         snprintf(msg, n, "bad tolerance '%s' (expected a percentage >= 0, e.g. %s=10%%)", s, t->metric);
         return -1;
     }

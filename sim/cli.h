@@ -54,6 +54,17 @@ extern const char *const cli_prog; /* "simrun", the first word of every message 
 /* Set: resolving a target prints no warning for a value that a built-in
  * variant's grammar reads with a fallback (swarm resolves thousands). */
 extern int cli_quiet_fallbacks;
+/* Set (by validate): the scenario errors found after the parse (the memory
+ * estimate, a policy that refuses the scenario's settings) are followed by
+ * their line and a caret, as validate prints the parser's. */
+extern int cli_excerpts;
+/* Prints line `no` of file with a caret under column col (1-based bytes):
+ *    12 |   producer p evry 5m
+ *       |              ^
+ * Bytes that are not printable ASCII or UTF-8 are shown as \xNN (a hostile
+ * file cannot garble the terminal); the caret follows what is shown.
+ * Nothing for standard input (CLI_STDIN_PATH) or a line it cannot read. */
+void cli_print_excerpt(const char *file, int no, int col);
 
 /* The exit status when results cannot be written: the database is
  * read-only, locked by another process past the wait, on a full disk or
@@ -173,6 +184,10 @@ struct cli_opts {
     int resume;                    /* --resume: skip the runs already in --db */
 };
 
+/* -p LIST (of any command): refuses a policy or variant named twice, a
+ * usage error (printed; 2), since each label runs once; 0 otherwise. */
+int cli_check_policy_list(const char *list);
+
 /* Option and argument callbacks on a struct cli_opts. */
 int cli_opt_scenario(void *opts, const char *path);
 int cli_opt_seed(void *opts, const char *arg);
@@ -224,6 +239,11 @@ int cli_load_all(const struct cli_opts *o, struct scenario **scn);
  * validate call it. */
 int cli_check_targets(const struct scenario *s);
 void cli_free_all(struct scenario **scn, int n);
+/* A results database path (what: how the command line names it, "--db",
+ * "OUT.db", ...) that exists and is no regular file (a folder, a device, a
+ * pipe) is refused before anything is written: sqlite would leave a
+ * PATH-journal beside it or fail half-way.  0, or 2 with the error printed. */
+int cli_check_db_path(const char *what, const char *path);
 /* Opens the results database when db is not NULL; 0, or after printing
  * why 2 (not a results database of this version) or CLI_EXIT_WRITE. */
 int cli_open_store(const char *db, struct store **st);
@@ -234,6 +254,7 @@ struct cli_target {
     const struct policy_ops *ops;
     struct params ps;
     char params_text[512];
+    int err_line, err_col;         /* where a -2 of cli_resolve_target points */
 };
 
 /* Resolves a label (registered policy, built-in variant, or variant of s)

@@ -487,6 +487,8 @@ static int cmd_check(int argc, char **argv)
         return rc;
     if (o.npaths == 0)
         return cli_usage_error("%s", "no scenario given");
+    if ((rc = cli_check_policy_list(o.policies)) || (rc = cli_check_db_path("--db", o.db)))
+        return rc;
     struct scenario *scn[CLI_MAX_SCENARIOS];
     if ((rc = cli_load_all(&o, scn)))
         return rc;

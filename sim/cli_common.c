@@ -1,6 +1,7 @@
 /* cli_common.c: what the commands that simulate share (see cli.h): their
- * scenario arguments and seed and --set options, loading the scenarios,
- * resolving a policy label into a target, and opening the store.
+ * scenario arguments and seed, -p and --set options, loading the scenarios,
+ * the line and caret under a diagnostic, resolving a policy label into a
+ * target, and checking and opening the store.
  *
  * Every input is validated before anything is simulated or written: all
  * scenarios are parsed, every policy name and --set resolved, and only then
@@ -10,6 +11,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/types.h>
 #include <unistd.h>
 
 #include "sim/checker.h"
@@ -25,6 +28,69 @@
 #include "sim/util.h"
 
 int cli_quiet_fallbacks;
+int cli_excerpts;
+
+/* --- messages ------------------------------------------------------------------------------ */
+
+/* Bytes of the valid UTF-8 character at p (at most n bytes), 0 if none:
+ * invalid bytes are shown as \\xNN, as in the messages. */
+static int utf8_seq(const unsigned char *p, size_t n)
+{
+    int k = p[0] >= 0xc2 && p[0] <= 0xdf ? 2 : p[0] >= 0xe0 && p[0] <= 0xef ? 3 : p[0] >= 0xf0 && p[0] <= 0xf4 ? 4 : 0;
+    if (k == 0 || (size_t)k > n)
+        return 0;
+    for (int j = 1; j < k; j++)
+        if ((p[j] & 0xc0) != 0x80)
+            return 0;
+    return k;
+}
+
+/* The line under a diagnostic (cli.h). */
+void cli_print_excerpt(const char *file, int no, int col)
+{
+    if (!strcmp(file, CLI_STDIN_PATH))
+        return; /* read once, and gone */
+    FILE *f = fopen(file, "rb");
+    if (!f)
+        return;
+    char *line = NULL;
+    size_t cap = 0;
+    ssize_t len = -1;
+    for (int i = 0; i < no && (len = getline(&line, &cap, f)) >= 0; i++)
+        ;
+    fclose(f);
+    if (len < 0 || len > SCN_MAX_LINE + 2) {
+        free(line);
+        return;
+    }
+    while (len > 0 && (line[len - 1] == '\n' || line[len - 1] == '\r'))
+        line[--len] = 0;
+    char shown[4 * SCN_MAX_LINE + 8], under[4 * SCN_MAX_LINE + 8];
+    size_t a = 0, b = 0;
+    for (ssize_t i = 0; i < len; i++) {
+        unsigned char c = (unsigned char)line[i];
+        int before = i < col - 1;
+        int u = c >= 0x80 ? utf8_seq((const unsigned char *)line + i, (size_t)(len - i)) : 0;
+        if (u) {
+            memcpy(shown + a, line + i, (size_t)u); /* valid UTF-8: one character, one column */
+            a += (size_t)u;
+            i += u - 1;
+            if (before)
+                under[b++] = ' ';
+        } else if (c == '\t' || (c >= 0x20 && c < 0x7f)) {
+            shown[a++] = (char)c;
+            if (before)
+                under[b++] = c == '\t' ? '\t' : ' ';
+        } else {
+            a += (size_t)snprintf(shown + a, 5, "\\x%02x", c);
+            if (before)
+                b += (size_t)snprintf(under + b, 5, "    ");
+        }
+    }
+    shown[a] = under[b] = 0;
+    free(line);
+    fprintf(stderr, "%6d | %s\n       | %s^\n", no, shown, under);
+}
 
 /* --- option values ------------------------------------------------------------------------ */
 
@@ -90,6 +156,8 @@ int cli_check_memory(const struct scenario *s, uint64_t budget)
             "%s:%d:1: error: the scenario needs about %s of memory at once (%s), over the memory budget of %s "
             "(--max-memory)\n",
             s->path, line, need, why, lim);
+    if (cli_excerpts)
+        cli_print_excerpt(s->path, line, 1);
     return 2;
 }
 
@@ -103,6 +171,29 @@ int cli_memory_stop(const struct scenario *s, const char *label, uint64_t seed, 
     else
         fprintf(stderr, "%s: error: %s (under %s, seed %" PRIu64 ")\n", s->path, res->status_msg, label, seed);
     return 2;
+}
+
+int cli_check_policy_list(const char *list)
+{
+    if (!list)
+        return 0;
+    /* The words between commas, as the commands split them (empty ones
+     * are none); each against every later one. */
+    for (const char *a = list; *a; a += strcspn(a, ",")) {
+        a += strspn(a, ",");
+        size_t la = strcspn(a, ",");
+        if (!la)
+            continue;
+        for (const char *b = a + la; *b; b += strcspn(b, ",")) {
+            b += strspn(b, ",");
+            if (strcspn(b, ",") != la || memcmp(a, b, la))
+                continue;
+            char name[SCN_MAX_LINE + 1];
+            snprintf(name, sizeof name, "%.*s", (int)la, a);
+            return cli_usage_error("-p names '%s' twice (each policy or variant runs once)", name);
+        }
+    }
+    return 0;
 }
 
 int cli_opt_scenario(void *opts, const char *path)
@@ -302,6 +393,24 @@ int cli_open_store(const char *db, struct store **st)
     return 0;
 }
 
+int cli_check_db_path(const char *what, const char *path)
+{
+    struct stat st;
+    if (!path || stat(path, &st) != 0 || S_ISREG(st.st_mode))
+        return 0; /* a missing file is created, or its open says why not */
+    const char *kind = S_ISDIR(st.st_mode)    ? "a folder"
+                       : S_ISCHR(st.st_mode)  ? "a character device"
+                       : S_ISBLK(st.st_mode)  ? "a block device"
+                       : S_ISFIFO(st.st_mode) ? "a pipe"
+                       : S_ISSOCK(st.st_mode) ? "a socket"
+                                              : "something else";
+    char e[SCN_QUOTE_MAX];
+    scn_escape(e, sizeof e, path);
+    fprintf(stderr, "%s: error: %s '%s' is %s, not a regular file (a results database is an SQLite file)\n", cli_prog,
+            what, e, kind);
+    return 2;
+}
+
 int cli_write_error(const char *why)
 {
     fprintf(stderr, "%s: error: cannot write results: %s\n", cli_prog, why);
@@ -326,6 +435,7 @@ struct kv_ctx {
         const char *key, *value;
     } pos[PARAMS_MAX];
     int last;                      /* -1: none set yet */
+    int err_line, err_col;         /* where a -2 diagnostic points */
 };
 
 /* One key=value read with the target's grammar and set: a fallback warns
@@ -338,9 +448,11 @@ static int apply_one(struct kv_ctx *c, struct params *ps, const char *key, const
     enum gr_verdict gv =
         grammar_param(c->grammar, c->policy, key, value, k2, sizeof k2, v2, sizeof v2, why, sizeof why);
     if (gv == GR_REJECT) {
-        if (line)
+        if (line) {
             snprintf(msg, mn, "%s:%d:%d: error: %s", c->s->path, line, col, why);
-        else
+            c->err_line = line;
+            c->err_col = col;
+        } else
             snprintf(msg, mn, "%s.%s=%s: %s", c->label, key, value, why);
         return line ? -2 : -1;
     }
@@ -364,7 +476,7 @@ static int apply_one(struct kv_ctx *c, struct params *ps, const char *key, const
  * that last set the parameter it blames (or, when that one kept its
  * default or a variant's value, at the last that set any), -2 with the
  * whole diagnostic; or, when only --set or nothing set them, -1 with msg. */
-static int check_combination(const struct kv_ctx *c, const struct policy_ops *ops, const struct params *ps,
+static int check_combination(struct kv_ctx *c, const struct policy_ops *ops, const struct params *ps,
                              char *msg, size_t mn)
 {
     char why[400];
@@ -374,6 +486,8 @@ static int check_combination(const struct kv_ctx *c, const struct policy_ops *op
     const struct kv_pos *at = i < ps->n && c->pos[i].key ? &c->pos[i] : c->last >= 0 ? &c->pos[c->last] : NULL;
     if (at && at->line) {
         snprintf(msg, mn, "%s:%d:%d: error: %s (under %s)", c->s->path, at->line, at->col, why, c->label);
+        c->err_line = at->line;
+        c->err_col = at->col;
         return -2;
     }
     if (at)
@@ -434,6 +548,7 @@ struct sched_report {
     char *msg;
     size_t mn;
     int rejected;
+    int line, col;                 /* of the first rejection */
 };
 
 static void sched_note(void *ctx, const struct gr_note *n)
@@ -444,17 +559,21 @@ static void sched_note(void *ctx, const struct gr_note *n)
             fprintf(stderr, "%s:%d:%d: warning: %s (under %s)\n", r->s->path, n->line, n->col, n->msg, r->label);
     } else if (!r->rejected++) {
         snprintf(r->msg, r->mn, "%s:%d:%d: error: %s (under %s)", r->s->path, n->line, n->col, n->msg, r->label);
+        r->line = n->line;
+        r->col = n->col;
     }
 }
 
-static int check_schedules(const struct scenario *s, const char *label, int grammar, char *msg, size_t mn)
+static int check_schedules(struct kv_ctx *c, int grammar, char *msg, size_t mn)
 {
-    if (!grammar_needed(s, grammar))
+    if (!grammar_needed(c->s, grammar))
         return 0;
     struct scenario copy;
-    struct sched_report r = {s, label, msg, mn, 0};
-    grammar_apply(s, grammar, &copy, sched_note, &r);
+    struct sched_report r = {c->s, c->label, msg, mn, 0, 0, 0};
+    grammar_apply(c->s, grammar, &copy, sched_note, &r);
     grammar_release(&copy);
+    c->err_line = r.line;
+    c->err_col = r.col;
     return r.rejected ? -2 : 0;
 }
 
@@ -497,7 +616,9 @@ int cli_resolve_target(const struct scenario *s, const char *label, const struct
     if (!rc)
         rc = check_combination(&c, t->ops, &t->ps, msg, mn);
     if (!rc)
-        rc = check_schedules(s, label, t->ps.grammar, msg, mn);
+        rc = check_schedules(&c, t->ps.grammar, msg, mn);
+    t->err_line = c.err_line;
+    t->err_col = c.err_col;
     if (rc)
         return rc;
     params_format(&t->ps, t->params_text, sizeof t->params_text);
@@ -518,9 +639,11 @@ static int check_resolves(const struct scenario *s, const char *label, const str
     struct cli_target t;
     char msg[1024];
     int r = cli_resolve_target(s, label, sets, nsets, &t, msg, sizeof msg);
-    if (r == -2) /* a whole file:line:col diagnostic */
+    if (r == -2) { /* a whole file:line:col diagnostic */
         fprintf(stderr, "%s\n", msg);
-    else if (r)
+        if (cli_excerpts)
+            cli_print_excerpt(s->path, t.err_line, t.err_col);
+    } else if (r)
         fprintf(stderr, "%s: error: %s: %s\n", cli_prog, s->path, msg);
     return r;
 }

@@ -36,6 +36,7 @@ struct cpx_opts {
     int have_seed;
     uint64_t seed;
     int have_window;
+    const char *window;            /* --window as given */
     int64_t from_us, to_us;
     uint64_t max;
     int64_t down_us;
@@ -80,6 +81,7 @@ static int opt_window(void *opts, const char *v)
         o->to_us <= o->from_us)
         return cli_usage_error("bad window '%s' (expected A..B with A < B, durations like 1h..2h30m)", v);
     o->have_window = 1;
+    o->window = v;
     return 0;
 }
 
@@ -658,10 +660,26 @@ static int cmd_crashpoints(int argc, char **argv)
         return cli_usage_error("%s", "--shrink shrinks the scenario files of -o DIR: give -o");
     if (o.shrink && !shrink_command())
         return cli_usage_error("%s", "--shrink needs 'simrun shrink', which this build does not have");
+    if ((rc = cli_check_policy_list(o.policies)) || (rc = cli_check_db_path("--db", o.db)))
+        return rc;
     struct scenario *s;
     struct diag d;
     if (cli_load_scenario(o.path, &s, &d) != 0) {
         diag_print(&d);
+        return 2;
+    }
+    /* A window that starts at or after the end of the drain holds no
+     * instant of the run: nothing would be explored. */
+    if (o.have_window && o.from_us >= s->horizon_us + s->drain_us) {
+        char end[32], hz[32], dr[32];
+        scn_fmt_duration(s->horizon_us + s->drain_us, end, sizeof end);
+        scn_fmt_duration(s->horizon_us, hz, sizeof hz);
+        scn_fmt_duration(s->drain_us, dr, sizeof dr);
+        fprintf(stderr,
+                "%s: error: %s: --window %s lies outside the run, which spans 0..%s (the horizon %s and the drain %s, "
+                "from the start)\n",
+                cli_prog, s->path, o.window, end, hz, dr);
+        scenario_free(s);
         return 2;
     }
     const char *labels[CLI_MAX_LABELS];

@@ -43,6 +43,8 @@ static int cmd_report(int argc, char **argv)
         return rc;
     if (!ro.out_dir[0])
         return cli_usage_error("%s", "empty output folder");
+    if ((rc = cli_check_db_path("--db", ro.db)))
+        return rc;
     char err[1024];
     size_t ncharts = 0;
     rc = report_write(&ro, &ncharts, err, sizeof err);
@@ -163,6 +165,8 @@ static int cmd_diff(int argc, char **argv)
         return rc;
     if (dc.np != 2)
         return cli_usage_error("%s", "diff needs two databases: BASE.db NEW.db");
+    if ((rc = cli_check_db_path("BASE.db", dc.paths[0])) || (rc = cli_check_db_path("NEW.db", dc.paths[1])))
+        return rc;
     char err[1024];
     rc = diff_run(dc.paths[0], dc.paths[1], &dc.d, stdout, err, sizeof err);
     if (rc == 2)

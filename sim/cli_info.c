@@ -5,7 +5,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/types.h>
 
 #include "sim/cli.h"
 #include "sim/plugin.h"
@@ -19,68 +18,6 @@
 static int validate_arg(void *opts, const char *path)
 {
     return cli_opt_scenario(opts, path);
-}
-
-/* Bytes of the valid UTF-8 character at p (at most n bytes), 0 if none:
- * invalid bytes are shown as \\xNN, as in the messages. */
-static int utf8_seq(const unsigned char *p, size_t n)
-{
-    int k = p[0] >= 0xc2 && p[0] <= 0xdf ? 2 : p[0] >= 0xe0 && p[0] <= 0xef ? 3 : p[0] >= 0xf0 && p[0] <= 0xf4 ? 4 : 0;
-    if (k == 0 || (size_t)k > n)
-        return 0;
-    for (int j = 1; j < k; j++)
-        if ((p[j] & 0xc0) != 0x80)
-            return 0;
-    return k;
-}
-
-/* Prints line `no` of file with a caret under column col (1-based bytes):
- *    12 |   producer p evry 5m
- *       |              ^
- * Bytes that are not printable ASCII or UTF-8 are shown as \xNN (a hostile
- * file cannot garble the terminal); the caret follows what is shown. */
-static void print_excerpt(const char *file, int no, int col)
-{
-    FILE *f = fopen(file, "rb");
-    if (!f)
-        return;
-    char *line = NULL;
-    size_t cap = 0;
-    ssize_t len = -1;
-    for (int i = 0; i < no && (len = getline(&line, &cap, f)) >= 0; i++)
-        ;
-    fclose(f);
-    if (len < 0 || len > SCN_MAX_LINE + 2) {
-        free(line);
-        return;
-    }
-    while (len > 0 && (line[len - 1] == '\n' || line[len - 1] == '\r'))
-        line[--len] = 0;
-    char shown[4 * SCN_MAX_LINE + 8], under[4 * SCN_MAX_LINE + 8];
-    size_t a = 0, b = 0;
-    for (ssize_t i = 0; i < len; i++) {
-        unsigned char c = (unsigned char)line[i];
-        int before = i < col - 1;
-        int u = c >= 0x80 ? utf8_seq((const unsigned char *)line + i, (size_t)(len - i)) : 0;
-        if (u) {
-            memcpy(shown + a, line + i, (size_t)u); /* valid UTF-8: one character, one column */
-            a += (size_t)u;
-            i += u - 1;
-            if (before)
-                under[b++] = ' ';
-        } else if (c == '\t' || (c >= 0x20 && c < 0x7f)) {
-            shown[a++] = (char)c;
-            if (before)
-                under[b++] = c == '\t' ? '\t' : ' ';
-        } else {
-            a += (size_t)snprintf(shown + a, 5, "\\x%02x", c);
-            if (before)
-                b += (size_t)snprintf(under + b, 5, "    ");
-        }
-    }
-    shown[a] = under[b] = 0;
-    free(line);
-    fprintf(stderr, "%6d | %s\n       | %s^\n", no, shown, under);
 }
 
 static int cmd_validate(int argc, char **argv)
@@ -101,7 +38,7 @@ static int cmd_validate(int argc, char **argv)
         for (int k = 0; k < n; k++) {
             diag_print(&errs[k]);
             if (errs[k].line > 0 && errs[k].col > 0)
-                print_excerpt(errs[k].file, errs[k].line, errs[k].col);
+                cli_print_excerpt(errs[k].file, errs[k].line, errs[k].col);
         }
         if (n) {
             fprintf(stderr, "%s: %d error%s%s\n", o.paths[i], n, n > 1 ? "s" : "",
@@ -116,7 +53,12 @@ static int cmd_validate(int argc, char **argv)
             bad = 1;
             continue;
         }
-        if (cli_check_memory(s, cli_max_memory(&o)) != 0 || cli_check_targets(s) != 0) {
+        cli_excerpts = 1; /* these errors come with their line too, as the parser's */
+        int refused = cli_check_memory(s, cli_max_memory(&o)) != 0 || cli_check_targets(s) != 0;
+        cli_excerpts = 0;
+        if (refused) {
+            if (strcmp(o.paths[i], "-"))
+                fprintf(stderr, "%s: 1 error\n", o.paths[i]);
             scenario_free(s);
             bad = 1;
             continue;

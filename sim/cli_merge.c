@@ -41,6 +41,9 @@ static int cmd_merge(int argc, char **argv)
         return rc;
     if (mc.np < 2)
         return cli_usage_error("%s", "merge needs OUT.db and at least one IN.db");
+    for (int i = 0; i < mc.np; i++)
+        if ((rc = cli_check_db_path(i ? "IN.db" : "OUT.db", mc.paths[i])))
+            return rc;
     size_t added, skipped;
     char err[1024];
     struct stat st;

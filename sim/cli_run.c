@@ -822,6 +822,11 @@ static int cmd_run(int argc, char **argv)
         return cli_usage_error("%s", "no scenario given");
     if (o.resume && !o.db)
         return cli_usage_error("%s", "--resume needs --db FILE (the database to resume)");
+    if (o.store_trace && !o.db)
+        return cli_usage_error("%s", "--store-trace needs --db FILE (the database to store the trace in); "
+                                     "--trace FILE writes it to a file");
+    if ((rc = cli_check_policy_list(o.policies)) || (rc = cli_check_db_path("--db", o.db)))
+        return rc;
     int show[M_COUNT];
     if ((rc = parse_metric_list(o.metrics, show)))
         return rc;                     /* checked before anything runs; run_sweep parses it again */

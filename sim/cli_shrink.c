@@ -425,6 +425,8 @@ static int cmd_shrink(int argc, char **argv)
         return cli_usage_error("%s", "no scenario given");
     if (!o.out)
         return cli_usage_error("%s", "no output given (-o MIN.scn)");
+    if ((rc = cli_check_policy_list(o.policies)))
+        return rc;
     char *text;
     size_t len;
     if ((rc = read_text(o.path, &text, &len)))

@@ -598,6 +598,8 @@ static int cmd_swarm(int argc, char **argv)
         return cli_usage_error("%s", "no seeds given (--seeds A..B)");
     if (!o.out)
         return cli_usage_error("%s", "no output folder given (-o DIR)");
+    if ((rc = cli_check_policy_list(o.c.policies)))
+        return rc;
     struct swarm_ctx cx = {.o = &o};
     cli_quiet_fallbacks = 1; /* built-in variants read generated schedules: fallbacks are expected */
     char polbuf[1024];

@@ -176,14 +176,28 @@ static int is_plugin_word(const struct tok *t) { return !t->quoted && !strcmp(t-
 
 static int pass1_line(struct parser *p, const struct line *L)
 {
-    if (L->ntok == 0 || L->indented)
+    if (L->ntok == 0)
         return 0;
     const struct tok *t0 = &L->tok[0];
     int h = t0->quoted ? -1 : hdr_index(t0->s);
+    /* An indented header or plugin line is read by no pass: it is an error
+     * here, before its absence (a missing horizon) would be reported. */
+    if (L->indented) {
+        if (h >= 0 || is_plugin_word(t0))
+            return perr(p, L->no, 1,
+                        "unexpected indentation: '%s' is a directive and starts at column 1 (only handler lines "
+                        "under a 'workflow' line are indented)",
+                        t0->s);
+        return 0;
+    }
     if (h >= 0)
         return parse_header(p, L, h);
     if (is_plugin_word(t0))
         return parse_plugin(p, L);
+    if (!t0->quoted && body_index(t0->s) == B_VARIANT && L->ntok >= 3) {
+        p->vdecls = xgrow(p->vdecls, sizeof *p->vdecls, &p->cap_vdecls, p->nvdecls + 1);
+        p->vdecls[p->nvdecls++] = (struct variant_decl){xstrdup(L->tok[1].s), xstrdup(L->tok[2].s), L->no};
+    }
     if (!t0->quoted && (body_index(t0->s) >= 0 || is_handler_word(t0->s)))
         return 0;
     perr(p, L->no, t0->col,
@@ -1060,7 +1074,7 @@ static int run_pass1(struct parser *p, const char *buf, size_t len, size_t pos)
             continue;
         char w[16];
         raw_word(ls, llen, 0, w, sizeof w);
-        fatal |= (ls[0] != ' ' && ls[0] != '\t') && (hdr_index(w) >= 0 || !strcmp(w, "plugin"));
+        fatal |= hdr_index(w) >= 0 || !strcmp(w, "plugin");
         if (keep_going(p, no))
             return -1;
     }
@@ -1147,6 +1161,11 @@ static void parser_free(struct parser *p)
     for (size_t i = 0; i < p->nchg; i++)
         free(p->chg[i].value); /* the ones not attached to a schedule */
     free(p->chg);
+    for (size_t i = 0; i < p->nvdecls; i++) {
+        free(p->vdecls[i].name);
+        free(p->vdecls[i].base);
+    }
+    free(p->vdecls);
     free(p->dls);
     free(p->topics);
     free(p->src_inst);

@@ -114,6 +114,13 @@ struct deadline_rec {
 
 struct topic_ent;                  /* pass 3's topic table (scenario.c) */
 
+/* A `variant NAME BASE` line as pass 1 saw it: what a variant line whose
+ * BASE is another variant is told, wherever that one is defined. */
+struct variant_decl {
+    char *name, *base;             /* owned */
+    int line;
+};
+
 struct parser {
     struct scenario *s;
     struct diag *d;
@@ -133,6 +140,8 @@ struct parser {
     struct deadline_rec *dls;
     size_t ndls, cap_dls, cap_busy;
     uint32_t nparams;              /* key=value pairs of set and variant lines */
+    struct variant_decl *vdecls;   /* every variant line's NAME and BASE (pass 1) */
+    size_t nvdecls, cap_vdecls;
     char qbuf[6][SCN_QUOTE_MAX];
     int qi;
     int64_t cron_budget;

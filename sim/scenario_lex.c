@@ -109,8 +109,9 @@ int scn__lex_line(struct parser *p, const char *raw, size_t len, int no, struct 
     for (size_t i = 0; i < len; i++) {
         if (raw[i] == 0)
             return perr(p, no, (int)i + 1, "nul byte in the file (a scenario is text)");
-        if (raw[i] == '\r')
-            return perr(p, no, (int)i + 1, "stray carriage return (line ends must be LF or CRLF)");
+        if (raw[i] == '\r') /* the last byte of a line only when no LF follows: the end of the file */
+            return perr(p, no, (int)i + 1, "stray carriage return%s (line ends must be LF or CRLF)",
+                        i + 1 == len ? " at the end of the file, without a line feed" : "");
     }
     memcpy(L->buf, raw, len);
     L->buf[len] = 0;
@@ -175,7 +176,8 @@ int scn__lex_line(struct parser *p, const char *raw, size_t len, int no, struct 
     return 0;
 }
 
-/* Iterates over the lines of buf: *pos is the offset of the next line. */
+/* Iterates over the lines of buf: *pos is the offset of the next line.  A
+ * line ends at LF or CRLF; the CR of CRLF is not part of the line. */
 int scn__next_line(const char *buf, size_t len, size_t *pos, const char **start, size_t *llen)
 {
     if (*pos >= len)
@@ -184,8 +186,8 @@ int scn__next_line(const char *buf, size_t len, size_t *pos, const char **start,
     const char *nl = memchr(s, '\n', len - *pos);
     size_t l = nl ? (size_t)(nl - s) : len - *pos;
     *pos += l + (nl ? 1 : 0);
-    if (l > 0 && s[l - 1] == '\r')
-        l--;
+    if (nl && l > 0 && s[l - 1] == '\r')
+        l--; /* CRLF; a CR without its LF (at the end of the file) stays, a stray one */
     *start = s;
     *llen = l;
     return 1;

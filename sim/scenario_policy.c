@@ -155,6 +155,40 @@ int scn__parse_set(struct parser *p, const struct line *L)
     return 0;
 }
 
+/* The variant line (pass 1) that defines name first; NULL if none. */
+static const struct variant_decl *variant_decl(const struct parser *p, const char *name)
+{
+    for (size_t i = 0; i < p->nvdecls; i++)
+        if (!strcmp(p->vdecls[i].name, name))
+            return &p->vdecls[i];
+    return NULL;
+}
+
+/* A variant line whose BASE is a variant of the scenario (defined before or
+ * after it): an error naming the policy that variant is built on, followed
+ * through a chain of variants. */
+static int variant_base_is_variant(struct parser *p, const struct line *L, const struct variant_decl *vd)
+{
+    const struct tok *nt = &L->tok[1], *bt = &L->tok[2];
+    if (vd->line == L->no)
+        return perr(p, L->no, bt->col,
+                    "variant '%s' cannot be its own base (a variant's base must be a policy or a built-in variant)",
+                    q(p, nt->s));
+    const char *policy = vd->base;
+    const struct variant_decl *up;
+    for (size_t n = 0; n < p->nvdecls && (up = variant_decl(p, policy)) != NULL; n++)
+        policy = up->base;
+    if (variant_decl(p, policy))
+        return perr(p, L->no, bt->col,
+                    "the base of variant '%s' is the variant '%s' (line %d), and their bases go round in a cycle: "
+                    "a variant's base must be a policy or a built-in variant",
+                    q(p, nt->s), q(p, bt->s), vd->line);
+    return perr(p, L->no, bt->col,
+                "the base of variant '%s' is the variant '%s' (line %d, built on '%s'): a variant's base must be a "
+                "policy or a built-in variant, not a variant of the scenario (use '%s' with the settings of both)",
+                q(p, nt->s), q(p, bt->s), vd->line, q(p, policy), q(p, policy));
+}
+
 int scn__parse_variant(struct parser *p, const struct line *L)
 {
     struct scenario *s = p->s;
@@ -169,8 +203,10 @@ int scn__parse_variant(struct parser *p, const struct line *L)
     int vi = variant_index(s, nt->s);
     if (vi >= 0)
         return perr(p, L->no, nt->col, "duplicate variant '%s' (first at line %d)", q(p, nt->s), s->variants[vi].line);
-    if (p->ext->policy && !is_registered(p, bt->s, m, sizeof m))
-        return perr(p, L->no, bt->col, "%s", m);
+    if (p->ext->policy && !is_registered(p, bt->s, m, sizeof m)) {
+        const struct variant_decl *vd = variant_decl(p, bt->s);
+        return vd ? variant_base_is_variant(p, L, vd) : perr(p, L->no, bt->col, "%s", m);
+    }
     if (s->nvariants >= SCN_MAX_VARIANTS)
         return perr(p, L->no, nt->col, "too many variants (limit %d)", SCN_MAX_VARIANTS);
     s->variants = xgrow(s->variants, sizeof *s->variants, &p->cap_variants, (size_t)s->nvariants + 1);

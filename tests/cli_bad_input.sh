@@ -50,6 +50,34 @@ expect_usage "bad seed range" run "$good" --seeds 5..2 --db "$tmp/u.db"
 expect_usage "bad format" run "$good" --format xml --db "$tmp/u.db"
 expect_usage "missing file" run "$tmp/none.scn" --db "$tmp/u.db"
 expect_usage "missing value" run "$good" --seed
+expect_usage "--store-trace without --db" run "$good" -p oracle --store-trace
+grep -q "error: --store-trace needs --db" "$tmp/err" || { echo "FAIL --store-trace without --db"; cat "$tmp/err"; fail=1; }
+# A database path that is no regular file (a folder, a device, a pipe) is
+# refused by every command that takes one, before anything is written: no
+# PATH-journal beside it, no trace file.
+mkdir "$tmp/dir.db"; mkfifo "$tmp/fifo.db"; ln -s /dev/null "$tmp/null.db"
+printf 'x' > "$tmp/plain.db"
+for db in dir fifo null; do
+    p=$tmp/$db.db
+    for cmd in "run $good -p oracle --trace $tmp/t.txt --db $p" "check $good --db $p" "crashpoints $good -p oracle --db $p" \
+        "report --db $p -o $tmp/rep" "diff $p $tmp/plain.db" "diff $tmp/plain.db $p" "merge $p $tmp/plain.db" \
+        "merge $tmp/new.db $p"; do
+        # shellcheck disable=SC2086
+        timeout -s KILL 60 "$SIMRUN" $cmd > /dev/null 2> "$tmp/err"; rc=$?
+        if [ $rc -ne 2 ] || ! grep -q "error: .* is a [a-z ]*, not a regular file" "$tmp/err" \
+            || [ -n "$(ls "$tmp" | grep -e '-journal$' -e '^t.txt$' -e '^rep$' -e '^new.db$')" ]; then
+            echo "FAIL a $db as the database ($cmd): exit $rc, or something written"; cat "$tmp/err"; ls "$tmp"; fail=1
+        fi
+    done
+done
+# A policy named twice in -p would run twice: refused by every command that takes -p.
+for cmd in "run $good --db $tmp/u.db" "check $good --db $tmp/u.db" "crashpoints $good --db $tmp/u.db" \
+    "shrink $good -o $tmp/u.scn" "swarm --seeds 1..1 -o $tmp/u.swarm"; do
+    # shellcheck disable=SC2086
+    expect_usage "-p with a repeat ($cmd)" $cmd -p oracle,poll,oracle
+    grep -q "error: -p names 'oracle' twice" "$tmp/err" && [ ! -e "$tmp/u.scn" ] && [ ! -e "$tmp/u.swarm" ] \
+        || { echo "FAIL -p with a repeat ($cmd): no message, or output written"; cat "$tmp/err"; fail=1; }
+done
 # A combination of parameters a policy refuses is no parse error (tests/bad/
 # holds those): it is found when the policies are resolved, at the line that
 # set the blamed parameter, by validate and by run whichever policies run.
@@ -70,6 +98,11 @@ for cmd in validate "run -p oracle --db $tmp/u.db" "check --db $tmp/u.db"; do
         echo "FAIL refused combination ($cmd): exit $rc"; cat "$tmp/err"; fail=1
     fi
 done
+# validate shows the line and a caret under the value, as for a parse error.
+"$SIMRUN" validate "$tmp/refused.scn" > /dev/null 2> "$tmp/err"
+grep -qx '     6 | set temporal_schedule.retry_max_interval=5s temporal_schedule.max_attempts=3' "$tmp/err" \
+    && grep -qx '       |                                          ^' "$tmp/err" && grep -qx "$tmp/refused.scn: 1 error" "$tmp/err" \
+    || { echo "FAIL validate shows no line and caret for a refused combination"; cat "$tmp/err"; fail=1; }
 sed -i 's/max_attempts=3/max_attempts=1/' "$tmp/refused.scn" # one attempt: Temporal checks nothing more
 "$SIMRUN" validate "$tmp/refused.scn" > /dev/null 2> "$tmp/err" \
     || { echo "FAIL max_attempts=1 is refused"; cat "$tmp/err"; fail=1; }
@@ -83,6 +116,8 @@ for cmd in validate run check; do
     "$SIMRUN" $cmd "$tmp/keep.scn" > /dev/null 2> "$tmp/err"; rc=$?
     [ $rc -eq 2 ] && grep -q "keep.scn:3:20: error: keep.ai rejects the interval" "$tmp/err" \
         || { echo "FAIL $cmd of an expect-only keepai scenario: exit $rc"; cat "$tmp/err"; fail=1; }
+    case $cmd in validate) grep -qx '       |                    ^' "$tmp/err" \
+        || { echo "FAIL validate shows no caret under the rejected interval"; cat "$tmp/err"; fail=1; } ;; esac
 done
 # A --set is checked whether its policy runs or not, as a set line is.
 expect_usage "refused combination, another policy run" run "$good" -p poll --set temporal_schedule.retry_initial=2m \

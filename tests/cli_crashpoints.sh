@@ -134,6 +134,16 @@ for args in "--window 2h..1h" "--max 0" "-p nosuch" "--down 0" "-j 0"; do
     [ $rc -eq 2 ] || { echo "FAIL '$args' exited $rc (want 2)"; fail=1; }
 done
 "$SIMRUN" crashpoints > /dev/null 2>&1; [ $? -eq 2 ] || { echo "FAIL no scenario: not 2"; fail=1; }
+# A window past the end of the run (horizon 1h, drain 10m here) would explore
+# nothing: an error that gives the run's span, before anything is written.
+printf 'horizon 1h\ndrain 10m\nworkflow w\n  producer p every 10m runs 1s publish t\n  consumer c subscribe t fifo runs 1s\n' \
+    > "$tmp/short.scn"
+"$SIMRUN" crashpoints "$tmp/short.scn" -p oracle --window 1h10m..2h --db "$tmp/w.db" -o "$tmp/w" > /dev/null \
+    2> "$tmp/err"; rc=$?
+[ $rc -eq 2 ] && grep -q "short.scn: --window 1h10m..2h lies outside the run, which spans 0..1h10m" "$tmp/err" \
+    && [ ! -e "$tmp/w.db" ] && [ ! -e "$tmp/w" ] || { echo "FAIL a window past the run: exit $rc"; cat "$tmp/err"; fail=1; }
+"$SIMRUN" crashpoints "$tmp/short.scn" -p oracle --window 1h5m..2h > /dev/null 2> "$tmp/err" \
+    || { echo "FAIL a window that starts in the drain is refused"; cat "$tmp/err"; fail=1; }
 
 # simrun check: a broken variant fails its crashpoints line, naming the
 # first failing point and its crash line.

@@ -193,6 +193,11 @@ expect_err missing "error: cannot open results database"
 echo "not a database" > "$tmp/junk.db"
 run_diff 2 junk "$tmp/base.db" "$tmp/junk.db"
 run_diff 2 badtol "$tmp/base.db" "$tmp/base.db" --tolerance latency.p99=abc
+# A bare number could be a fraction or an amount: the percent sign is required.
+run_diff 2 bare_tol "$tmp/base.db" "$tmp/base.db" --tolerance latency.p99=5
+expect_err bare_tol "bad tolerance 'latency.p99=5' \\(a tolerance is a percentage of the base mean: write latency.p99=5%\\)"
+run_diff 2 hex_tol "$tmp/base.db" "$tmp/base.db" -t 'busy_loops=0x10%'
+run_diff 0 frac_tol "$tmp/base.db" "$tmp/base.db" -t 'busy_loops=0.5%'
 run_diff 2 unknown_metric "$tmp/base.db" "$tmp/base.db" --tolerance nosuch=5%
 expect_err unknown_metric "unknown metric 'nosuch'"
 run_diff 2 badpair "$tmp/base.db" "$tmp/base.db" --pair-by scenario,colour

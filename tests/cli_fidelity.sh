@@ -37,4 +37,11 @@ printf 'horizon 1h\nworkflow w\n  producer p every "5M" as-written runs 1s publi
 for v in keepai kagzi kagzi-before openworkflow herdctl alice openclaw; do
     grep -q "^    variant $v: " "$tmp/pol" || { echo "FAIL variant $v not listed"; exit 1; }
 done
+# A variant line may take a built-in variant as its base: the built-in
+# variant's settings, then the line's own (which win).
+printf 'horizon 1d\nworkflow w\n  producer p every 1h runs 1s publish t\n  consumer c subscribe t fifo runs 1s\nvariant kk keepai tick=5s\n' \
+    > "$tmp/kk.scn"
+"$SIMRUN" run "$tmp/kk.scn" -p kk > "$tmp/out" 2> "$tmp/err" || { echo "FAIL a variant of keepai"; cat "$tmp/err"; exit 1; }
+grep -q '^  kk: .*tick=00:00:05,anchor=commit,' "$tmp/out" \
+    || { echo "FAIL a variant of keepai lacks keepai's settings or its own"; cat "$tmp/out"; exit 1; }
 echo "fidelity: ok"

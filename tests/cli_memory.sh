@@ -18,6 +18,10 @@ for cmd in validate run check; do
     grep -q "burst.scn:4:1: error: the scenario needs about .* over the memory budget of 1.0 GiB (--max-memory)" \
         "$tmp/err" || { cat "$tmp/err"; fail "$cmd: no error at the burst's line"; }
 done
+# validate shows the line and a caret, as for its other errors.
+"$SIMRUN" validate "$tmp/burst.scn" --max-memory 1G > /dev/null 2> "$tmp/err"
+grep -qx '     4 | publish t burst 100000000 at 0' "$tmp/err" && grep -qx '       | ^' "$tmp/err" \
+    && grep -qx "$tmp/burst.scn: 1 error" "$tmp/err" || { cat "$tmp/err"; fail "validate: no line and caret"; }
 # ... and accepted with a budget that holds it.
 "$SIMRUN" validate "$tmp/burst.scn" --max-memory 64G > /dev/null || fail "validate with a large budget"
 
