@@ -91,6 +91,21 @@ static int64_t unit_us(char u)
 
 /* --- intervals --------------------------------------------------------------- */
 
+/* v units of u added to *total in microseconds; 0 when the sum passes
+ * int64 (some 292 000 years, which no system's interval is meant to be). */
+static int add_units(int64_t *total, int64_t v, char u)
+{
+    int64_t add;
+    return !__builtin_mul_overflow(v, unit_us(u), &add) && !__builtin_add_overflow(*total, add, total);
+}
+
+/* An interval a system would read, but not in 64 bits of microseconds. */
+static void too_large(const char *t, struct reading *r)
+{
+    r->v = GR_REJECT;
+    snprintf(r->msg, sizeof r->msg, "interval '%.60s' is too large to simulate (over 292 000 years)", t);
+}
+
 static void simrun_interval(const char *t, struct reading *r)
 {
     char m[256];
@@ -112,8 +127,12 @@ static void keepai_interval(const char *t, struct reading *r)
 {
     size_t n = strlen(t);
     if (n >= 2 && all_digits(t, n - 1) && strchr("smhd", t[n - 1]) && digits_value(t, n - 1) > 0) {
+        r->every_us = 0;
+        if (!add_units(&r->every_us, digits_value(t, n - 1), t[n - 1])) {
+            too_large(t, r);
+            return;
+        }
         r->kind = SCHED_EVERY;
-        r->every_us = digits_value(t, n - 1) * unit_us(t[n - 1]);
         return;
     }
     r->v = GR_REJECT;
@@ -153,8 +172,12 @@ static void herdctl_interval(const char *t, struct reading *r)
     else if (i - u0 != 1 || !unit_us(t[u0]))
         why = "Invalid time unit";
     if (!why) {
+        r->every_us = 0;
+        if (!add_units(&r->every_us, digits_value(t + d0, dn), t[u0])) {
+            too_large(t, r);
+            return;
+        }
         r->kind = SCHED_EVERY;
-        r->every_us = digits_value(t + d0, dn) * unit_us(t[u0]);
         return;
     }
     /* The first trigger needs no parse (no last run: now); the next one
@@ -185,7 +208,10 @@ static void alice_interval(const char *t, struct reading *r)
         if (c == d || !*c || !u || (int)(u - units) <= last)
             goto none;
         last = (int)(u - units);
-        total += digits_value(d, (size_t)(c - d)) * unit_us(*c);
+        if (!add_units(&total, digits_value(d, (size_t)(c - d)), *c)) {
+            too_large(t, r);
+            return;
+        }
         any = 1;
         c++;
     }
@@ -523,6 +549,10 @@ enum gr_verdict grammar_param(int g, const char *policy, const char *key, const 
         if (r.v == GR_OK) {
             snprintf(out_text, tn, "%llds", (long long)(r.every_us / US_PER_S));
             return GR_OK;
+        }
+        if (r.v == GR_REJECT) { /* read, but too large to simulate */
+            snprintf(msg, mn, "%s", r.msg);
+            return GR_REJECT;
         }
         snprintf(out_text, tn, "0");
         snprintf(msg, mn,

@@ -108,6 +108,25 @@ sed -i 's/max_attempts=3/max_attempts=1/' "$tmp/refused.scn" # one attempt: Temp
     || { echo "FAIL max_attempts=1 is refused"; cat "$tmp/err"; fail=1; }
 expect_usage "refused combination" run "$good" -p temporal_schedule --set temporal_schedule.retry_initial=2m \
     --set temporal_schedule.retry_max_interval=1m --db "$tmp/u.db"
+# An interval a built-in variant's system reads but that passes 64 bits of
+# microseconds is refused at its value, never overflowed (a UBSan finding).
+cat > "$tmp/huge.scn" <<'SCN'
+name huge
+horizon 1d
+workflow a
+  producer p every 1h runs 1s
+set alice.every=8000000000001h
+SCN
+for cmd in validate "run -p alice --db $tmp/u.db"; do
+    rm -f "$tmp/u.db"
+    # shellcheck disable=SC2086
+    "$SIMRUN" $cmd "$tmp/huge.scn" > /dev/null 2> "$tmp/err"; rc=$?
+    if [ $rc -ne 2 ] || [ -e "$tmp/u.db" ] || grep -qiE 'sanitizer|runtime error' "$tmp/err" \
+        || ! grep -q "huge.scn:5:17: error: interval '8000000000001h' is too large to simulate" "$tmp/err"; then
+        echo "FAIL interval past 64 bits ($cmd): exit $rc"; cat "$tmp/err"; fail=1
+    fi
+done
+expect_usage "interval past 64 bits" run "$good" -p alice --set alice.every=800000000000h --db "$tmp/u.db"
 # A built-in variant named only by an expect line: validate refuses what
 # its system rejects, as run and check do.
 printf 'horizon 1d\nworkflow w\n  producer p every 1h30m runs 1s publish t\n  consumer c subscribe t fifo runs 1s\nexpect keepai lost == 0\n' \
