@@ -12,10 +12,7 @@
  * (for a whole day) 218 s of CPU.  Each shape runs REPS times; the line
  * printed gives the median wall time, the runs, and the time per run.
  * Every repetition must have the same fingerprint. */
-#include <inttypes.h>
 #include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
 
 #include "sim/sim.h"
 #include "sim/util.h"
@@ -39,42 +36,22 @@ static const struct shape shapes[] = {
 static int bench_one(const struct shape *sh)
 {
     struct scenario *s;
-    struct diag d;
-    if (scenario_parse_buf("backlog.scn", sh->text, strlen(sh->text), &s, &d) != 0) {
-        diag_print(&d);
-        return 2;
-    }
-    const struct policy_ops *ops = policy_find(sh->policy);
-    if (!ops) {
-        fprintf(stderr, "bench_backlog: no policy '%s'\n", sh->policy);
-        scenario_free(s);
-        return 3;
-    }
+    const struct policy_ops *ops;
     struct params ps;
-    params_init(&ps, ops);
-    double wall[REPS], runs = 0;
-    uint64_t fp = 0;
-    for (int r = 0; r < REPS; r++) {
-        struct sim_opts o = {.seed = s->seed};
-        struct sim_result res;
-        double t0 = now_s();
-        sim_run(s, ops, &ps, &o, &res);
-        wall[r] = now_s() - t0;
-        if (res.status != SIM_OK || (r && res.fingerprint != fp)) {
-            fprintf(stderr, "bench_backlog: %s is not deterministic or did not complete\n", sh->name);
-            sim_result_free(&res);
-            scenario_free(s);
-            return 3;
-        }
-        fp = res.fingerprint;
+    int rc = bench_load("bench_backlog", "backlog.scn", sh->text, sh->policy, &s, &ops, &ps);
+    if (rc)
+        return rc;
+    double median, runs = 0;
+    struct sim_result res;
+    rc = bench_repeat("bench_backlog", s, ops, &ps, REPS, &median, &res);
+    if (rc == 0) {
         metric_get(&res.ck, -1, "runs", &runs);
         sim_result_free(&res);
+        printf("backlog: %-45s %8.2f ms wall (median of %d), %8.0f runs, %6.0f ns per run\n", sh->name,
+               median * 1e3, REPS, runs, runs > 0 ? median * 1e9 / runs : 0.0);
     }
-    qsort(wall, REPS, sizeof wall[0], cmp_double);
-    printf("backlog: %-45s %8.2f ms wall (median of %d), %8.0f runs, %6.0f ns per run\n", sh->name,
-           wall[REPS / 2] * 1e3, REPS, runs, runs > 0 ? wall[REPS / 2] * 1e9 / runs : 0.0);
     scenario_free(s);
-    return 0;
+    return rc;
 }
 
 int main(void)

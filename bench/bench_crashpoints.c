@@ -72,19 +72,11 @@ static int same_runs(const struct cp_result *a, const struct cp_result *b)
 static int bench(const struct bench_case *c)
 {
     struct scenario *s;
-    struct diag d;
-    if (scenario_parse(c->path, &s, &d) != 0) {
-        diag_print(&d);
-        return 2;
-    }
-    const struct policy_ops *ops = policy_find(c->policy);
-    if (!ops) {
-        fprintf(stderr, "bench_crashpoints: no policy '%s'\n", c->policy);
-        scenario_free(s);
-        return 2;
-    }
+    const struct policy_ops *ops;
     struct params ps;
-    params_init(&ps, ops);
+    int rc = bench_load("bench_crashpoints", c->path, NULL, c->policy, &s, &ops, &ps);
+    if (rc)
+        return rc;
     double to_h = c->to_h < 0 ? (double)s->horizon_us / (double)US_PER_H : c->to_h;
     struct cp_opts o = {.seed = s->seed, .from_us = (int64_t)(c->from_h * (double)US_PER_H),
                         .to_us = (int64_t)(to_h * (double)US_PER_H), .max = c->max,

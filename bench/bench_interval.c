@@ -28,41 +28,23 @@ static const char *year = "name interval_year\n"
 int main(void)
 {
     struct scenario *s;
-    struct diag d;
-    if (scenario_parse_buf("interval_year.scn", year, strlen(year), &s, &d) != 0) {
-        diag_print(&d);
-        return 2;
-    }
-    const struct policy_ops *ops = policy_find("interval");
-    if (!ops) {
-        fprintf(stderr, "bench_interval: no policy 'interval'\n");
-        return 3;
-    }
+    const struct policy_ops *ops;
     struct params ps;
-    params_init(&ps, ops);
-    double wall[REPS], wakeups = 0, runs = 0;
-    uint64_t fp = 0, events = 0;
-    for (int r = 0; r < REPS; r++) {
-        struct sim_opts o = {.seed = s->seed};
-        struct sim_result res;
-        double t0 = now_s();
-        sim_run(s, ops, &ps, &o, &res);
-        wall[r] = now_s() - t0;
-        if (res.status != SIM_OK || (r && (res.fingerprint != fp || res.events != events))) {
-            fprintf(stderr, "bench_interval: the year is not deterministic or did not complete\n");
-            return 3;
-        }
-        fp = res.fingerprint;
-        events = res.events;
+    int rc = bench_load("bench_interval", "interval_year.scn", year, "interval", &s, &ops, &ps);
+    if (rc)
+        return rc;
+    double median, wakeups = 0, runs = 0;
+    struct sim_result res;
+    rc = bench_repeat("bench_interval", s, ops, &ps, REPS, &median, &res);
+    if (rc == 0) {
         metric_get(&res.ck, -1, "wakeups", &wakeups);
         metric_get(&res.ck, -1, "runs", &runs);
+        printf("interval: a year of a 1 s check loop with one daily job: %.2f ms wall (median of %d), "
+               "%.0f wake-ups, %" PRIu64 " events, %.0f runs\n",
+               median * 1e3, REPS, wakeups, res.events, runs);
         sim_result_free(&res);
     }
-    qsort(wall, REPS, sizeof wall[0], cmp_double);
-    printf("interval: a year of a 1 s check loop with one daily job: %.2f ms wall (median of %d), "
-           "%.0f wake-ups, %" PRIu64 " events, %.0f runs\n",
-           wall[REPS / 2] * 1e3, REPS, wakeups, events, runs);
     scenario_free(s);
     cal_zone_cache_free();
-    return 0;
+    return rc;
 }
