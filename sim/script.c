@@ -125,8 +125,7 @@ uint32_t script_eval(const struct script *sc, const struct scenario *s, const st
 uint32_t script_needs(const struct script *sc, uint32_t max_take)
 {
     /* script_eval reads the max_take it may take and the one after (the
-     * wake), BATCH also the batch_n that tell whether the batch is full;
-     * script_due reads no more than script_eval with max_take 1. */
+     * wake), BATCH also the batch_n that tell whether the batch is full. */
     if (sc->kind == SCRIPT_CORRELATE || max_take == 0)
         return UINT32_MAX;
     uint64_t k = max_take;
@@ -145,16 +144,21 @@ int script_enough(const struct script *sc, const struct scenario *s, const struc
     return item_due(sc, s, &items[n - 1]) > now_us;
 }
 
-int64_t script_due(const struct script *sc, const struct scenario *s, const struct script_item *items,
-                   uint32_t n, int64_t now_us)
+uint32_t script_due_needs(const struct script *sc)
 {
-    if (n == 0)
+    return sc->kind == SCRIPT_CORRELATE ? UINT32_MAX : 1;
+}
+
+int64_t script_due(const struct script *sc, const struct scenario *s, const struct script_item *items,
+                   uint32_t n, uint32_t npending, int64_t now_us)
+{
+    if (n == 0 || npending == 0)
         return SIM_NEVER;
     switch (sc->kind) {
     case SCRIPT_FIFO:
         return now_us;
     case SCRIPT_BATCH:
-        if (n >= sc->batch_n)
+        if (npending >= sc->batch_n)
             return now_us;
         return items[0].publish_us + sc->batch_us > now_us ? items[0].publish_us + sc->batch_us : now_us;
     case SCRIPT_WINDOW:

@@ -29,15 +29,19 @@ uint32_t script_eval(const struct script *sc, const struct scenario *s, const st
                      uint32_t n, int64_t now_us, uint32_t max_take, uint32_t *take, int64_t *wake_us);
 
 /* The earliest instant >= now at which script_eval would take something
- * (now if it would now), SIM_NEVER if never without new items. */
+ * from the npending items pending (now if it would now), SIM_NEVER if never
+ * without new items.  items holds the first n of them (n <= npending):
+ * script_due reads the first (script_due_needs), all of them for CORRELATE. */
 int64_t script_due(const struct script *sc, const struct scenario *s, const struct script_item *items,
-                   uint32_t n, int64_t now_us);
+                   uint32_t n, uint32_t npending, int64_t now_us);
+/* How many leading items script_due reads: 1, or UINT32_MAX (CORRELATE). */
+uint32_t script_due_needs(const struct script *sc);
 
 /* How many leading items script_eval with that max_take reads: given the
  * first min(n, that many) pending items, it decides exactly as it would
  * given all n (takes the same, asks the same wake).  UINT32_MAX: all of
  * them (a CORRELATE script, or max_take 0: a run that takes everything
- * due).  script_due reads no more than script_eval with max_take 1.  A run
+ * due).  A run
  * start gathers only these, so that a consumer that takes one item per run
  * pays for the item, not for its backlog. */
 uint32_t script_needs(const struct script *sc, uint32_t max_take);

@@ -55,16 +55,16 @@ static void gather_one(struct sim *sim, uint32_t slot, uint32_t n)
 #define GATHER_FIRST 32u
 
 /* The consumer's pending items, in publish order, as far as its script
- * reads them (script_needs, script_enough), or those offered that are
- * still pending, in the scratch arrays; returns how many.  A start pays
+ * reads them (at most limit: script_needs, script_due_needs; or fewer,
+ * script_enough), or those offered that are still pending, in the scratch
+ * arrays; returns how many.  A start pays
  * for what its script looks at, not for the backlog behind it. */
 static uint32_t gather(struct sim *sim, uint32_t c, const uint64_t *offer, uint32_t noffer, int all,
-                       const struct script *sc, uint32_t max_take)
+                       const struct script *sc, uint32_t limit)
 {
     struct handler_state *hs = &sim->hs[c];
     uint32_t n = 0;
     if (all) {
-        uint32_t limit = script_needs(sc, max_take);
         uint32_t want = hs->npending < limit ? hs->npending : limit;
         uint32_t slot = hs->pend_head, upto = want < GATHER_FIRST ? want : GATHER_FIRST;
         for (;;) {
@@ -97,8 +97,8 @@ int64_t sim_script_due(struct sim *sim, uint32_t consumer)
     const struct handler_def *hd = sim__hdef(sim, consumer);
     if (hd->kind != H_CONSUMER)
         return SIM_NEVER;
-    uint32_t n = gather(sim, consumer, NULL, 0, 1, &hd->script, 1);
-    return script_due(&hd->script, sim->scn, sim->sc_items, n, sim->now_us);
+    uint32_t n = gather(sim, consumer, NULL, 0, 1, &hd->script, script_due_needs(&hd->script));
+    return script_due(&hd->script, sim->scn, sim->sc_items, n, sim->hs[consumer].npending, sim->now_us);
 }
 
 /* --- runs ------------------------------------------------------------------------ */
@@ -335,7 +335,8 @@ static int reserve(struct sim *sim, const struct run_req *rq, uint32_t slot)
         return 1;
     }
     if (hd->kind == H_CONSUMER) {
-        uint32_t n = gather(sim, rq->handler, rq->offer, rq->noffer, rq->offer == NULL, &hd->script, rq->max_take);
+        uint32_t n = gather(sim, rq->handler, rq->offer, rq->noffer, rq->offer == NULL, &hd->script,
+                            script_needs(&hd->script, rq->max_take));
         int64_t wake;
         uint32_t nt = script_eval(&hd->script, sim->scn, sim->sc_items, n, sim->now_us, rq->max_take,
                                   sim->sc_take, &wake);
