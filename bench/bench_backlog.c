@@ -1,15 +1,20 @@
-/* bench_backlog.c: what a consumer's run start costs with a backlog behind it.
+/* bench_backlog.c: what a consumer's run start, or the question of when it
+ * is due, costs with a backlog behind it.
  *
  * A start hands its script the pending items it reads (script_needs,
- * script_enough), not the whole backlog.  Two shapes where the backlog is
- * large and the script reads little of it:
+ * script_enough), not the whole backlog; sim_script_due reads the oldest
+ * (script_due_needs).  Three shapes where the backlog is large and the
+ * script reads little of it:
  *  - interval takes one item per run (max_take 1) from a burst of 100 000
  *    events, over two days (about 4 000 runs, each behind ~98 000 items);
  *  - oracle runs a `window 10m` consumer fed 20 events/s for six hours
  *    (about 430 000 runs, each behind ~12 000 items waiting out their
- *    window).
- * Gathering the backlog at each start made these quadratic: 2.1 s and
- * (for a whole day) 218 s of CPU.  Each shape runs REPS times; the line
+ *    window);
+ *  - oracle asking, at each of 50 000 events an hour, when a `batch 5000
+ *    or 1h` consumer is due (the count and the oldest item tell).
+ * Gathering the backlog at each start made the first two quadratic: 2.1 s
+ * and (for a whole day) 218 s of CPU; counting a batch by gathering it cost
+ * 7.5 s a day for the third.  Each shape runs REPS times; the line
  * printed gives the median wall time, the runs, and the time per run.
  * Every repetition must have the same fingerprint. */
 #include <stdio.h>
@@ -31,6 +36,9 @@ static const struct shape shapes[] = {
     {"oracle, window 10m, 20 events/s", "oracle",
      "name window\nhorizon 6h\nseed 1\nworkflow w\n  consumer c subscribe t window 10m runs 10ms\n"
      "publish t poisson 20/s\n"},
+    {"oracle, batch 5000 or 1h, 50 000 events/h", "oracle",
+     "name batch\nhorizon 6h\nseed 1\nworkflow w\n  consumer c subscribe t batch 5000 or 1h runs 1s\n"
+     "publish t rate 50000/h\n"},
 };
 
 static int bench_one(const struct shape *sh)
