@@ -15,8 +15,10 @@
  * Gathering the backlog at each start made the first two quadratic: 2.1 s
  * and (for a whole day) 218 s of CPU; counting a batch by gathering it cost
  * 7.5 s a day for the third.  Each shape runs REPS times; the line
- * printed gives the median wall time, the runs, and the time per run.
+ * printed gives the median wall time, the runs, the engine's events, and
+ * the time per event.
  * Every repetition must have the same fingerprint. */
+#include <inttypes.h>
 #include <stdio.h>
 
 #include "sim/sim.h"
@@ -54,9 +56,9 @@ static int bench_one(const struct shape *sh)
     rc = bench_repeat("bench_backlog", s, ops, &ps, REPS, &median, &res);
     if (rc == 0) {
         metric_get(&res.ck, -1, "runs", &runs);
+        printf("backlog: %-45s %8.2f ms wall (median of %d), %8.0f runs, %8" PRIu64 " events, %5.0f ns per event\n",
+               sh->name, median * 1e3, REPS, runs, res.events, res.events ? median * 1e9 / (double)res.events : 0.0);
         sim_result_free(&res);
-        printf("backlog: %-45s %8.2f ms wall (median of %d), %8.0f runs, %6.0f ns per run\n", sh->name,
-               median * 1e3, REPS, runs, runs > 0 ? median * 1e9 / runs : 0.0);
     }
     scenario_free(s);
     return rc;
