@@ -41,9 +41,8 @@ uint32_t script_due_needs(const struct script *sc);
  * first min(n, that many) pending items, it decides exactly as it would
  * given all n (takes the same, asks the same wake).  UINT32_MAX: all of
  * them (a CORRELATE script, or max_take 0: a run that takes everything
- * due).  A run
- * start gathers only these, so that a consumer that takes one item per run
- * pays for the item, not for its backlog. */
+ * due).  A run start gathers only these, so that a consumer that takes one
+ * item per run pays for the item, not for its backlog. */
 uint32_t script_needs(const struct script *sc, uint32_t max_take);
 
 /* 1 when script_eval over items[0, n) at now with max_take decides as it

@@ -57,8 +57,8 @@ static void gather_one(struct sim *sim, uint32_t slot, uint32_t n)
 /* The consumer's pending items, in publish order, as far as its script
  * reads them (at most limit: script_needs, script_due_needs; or fewer,
  * script_enough), or those offered that are still pending, in the scratch
- * arrays; returns how many.  A start pays
- * for what its script looks at, not for the backlog behind it. */
+ * arrays; returns how many.  A start pays for what its script looks at,
+ * not for the backlog behind it. */
 static uint32_t gather(struct sim *sim, uint32_t c, const uint64_t *offer, uint32_t noffer, int all,
                        const struct script *sc, uint32_t limit)
 {
