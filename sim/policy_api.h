@@ -437,7 +437,8 @@ void sim_note(struct sim *sim, int64_t handler, const char *fmt, ...) __attribut
  * its pending items, would take something (now if it would now); SIM_NEVER
  * if never without new input.  This is what only the ideal could know (the
  * script's future decisions): the oracle baseline uses it to be a lower
- * bound.  O(pending items of the consumer). */
+ * bound.  O(1): it reads the oldest pending item and the count (a
+ * `correlate` script, the count of keys with both topics pending). */
 int64_t sim_script_due(struct sim *sim, uint32_t consumer);
 
 #endif

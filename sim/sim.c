@@ -396,6 +396,7 @@ static void setup(struct sim *sim)
         hs->hidx = sim->w.h[h].h;
     }
     sim->items_free = sim->runs_free = sim->hook_slot = ITEM_NIL;
+    sim__corr_setup(sim);
     idwin_init(&sim->item_map);
     idwin_init(&sim->run_map);
     idwin_init(&sim->ticker_map);
@@ -855,6 +856,7 @@ static void sim_free(struct sim *sim)
     free(sim->inst_runs);
     free(sim->items);
     idwin_free(&sim->item_map);
+    sim__corr_free(sim);
     free(sim->orphans);
     for (uint32_t i = 0; i < sim->runs_hw; i++)
         if (sim->runs[i].id && sim->runs[i].ntaken > 1)

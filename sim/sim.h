@@ -108,6 +108,10 @@ struct sim_opts {
     /* 1: the main loop never prefetches the next event's records (sim.c),
      * for a test that shows prefetching changes nothing. */
     int no_prefetch;
+    /* 1: no pairing index for `correlate` consumers (sim_load.c): every due
+     * check and start reads the backlog, for a test that shows the index
+     * changes nothing. */
+    int no_pair_index;
 };
 
 struct sim_result {

@@ -404,6 +404,12 @@ struct sim {
     uint64_t nitems;               /* ids issued */
     uint64_t live_items;
     uint64_t *orphans;             /* per instance: events on topics with no subscriber */
+    /* The pairing index of `correlate` consumers (sim_load.c), NULL when no
+     * consumer correlates: corr_ready[c] counts the keys of which consumer
+     * c has items of both topics pending, corr_count the pending items of
+     * each (consumer, side, key) that has any. */
+    uint32_t *corr_ready;
+    struct idmap corr_count;
     struct handler_state *hs;
     uint32_t retq[SIM_RETQ];       /* the retire queue (sim_runs.c): slots of runs no longer latest */
     uint32_t retq_head, retq_n;    /* its front, and how many wait */
@@ -548,6 +554,13 @@ static inline uint32_t sim__tmpl(const struct sim *sim, uint32_t h)
 /* sim_load.c.  An item leaves the pending set (ITEM_DONE or ITEM_DROPPED):
  * its state changes and it leaves its consumer's list. */
 void sim__item_gone(struct sim *sim, uint32_t slot, uint8_t state);
+/* The pairing index (sim_load.c): set up for the scenario (nothing when no
+ * consumer correlates), and freed. */
+void sim__corr_setup(struct sim *sim);
+void sim__corr_free(struct sim *sim);
+/* 1 when consumer c correlates and no key has both its topics pending: its
+ * script would take nothing (and ask for no wake) whatever the backlog. */
+int sim__corr_none(const struct sim *sim, uint32_t c);
 /* Retires the item at slot if it is neither pending nor held by a kept run:
  * the checker hears of it and the slot is freed.  Call after the facts. */
 void sim__item_release(struct sim *sim, uint32_t slot);

@@ -88,6 +88,68 @@ static uint32_t item_alloc(struct sim *sim)
     return sim->items_hw++;
 }
 
+/* --- the pairing index of correlate consumers ----------------------------------
+ * A `correlate A B` script takes something exactly when some key has an
+ * item of topic A and one of topic B pending.  Whether that is so is kept
+ * as items join and leave the pending lists, so that the oracle's due check
+ * (at every publish) and a start that would take nothing need not read the
+ * backlog: with most events unmatched, each of those would otherwise sort
+ * every pending item. */
+
+/* The index's key of (consumer, side, key): consumers are fewer than 2^26
+ * (SCN_MAX_INSTANCES x SCN_MAX_HANDLERS). */
+static uint64_t corr_key(uint32_t c, int side, uint32_t key)
+{
+    return (uint64_t)c << 33 | (uint64_t)side << 32 | key;
+}
+
+static uint32_t corr_get(const struct sim *sim, uint32_t c, int side, uint32_t key)
+{
+    uint32_t n = idmap_get(&sim->corr_count, corr_key(c, side, key));
+    return n == IDMAP_NONE ? 0 : n;
+}
+
+/* Item it of consumer c joined (d = 1) or left (d = -1) its pending list. */
+static void corr_note(struct sim *sim, uint32_t c, const struct sim_item *it, int d)
+{
+    const struct script *sc = &sim__hdef(sim, c)->script;
+    if (sc->kind != SCRIPT_CORRELATE || (it->topic != sc->corr_a && it->topic != sc->corr_b))
+        return;
+    int side = it->topic == sc->corr_b;
+    uint32_t n = corr_get(sim, c, side, it->key);
+    if (n)
+        idmap_del(&sim->corr_count, corr_key(c, side, it->key));
+    SIM_ASSERT(d > 0 || n > 0);
+    uint32_t now = d > 0 ? n + 1 : n - 1;
+    if (now)
+        idmap_put(&sim->corr_count, corr_key(c, side, it->key), now);
+    if ((n == 0) != (now == 0) && corr_get(sim, c, !side, it->key))
+        sim->corr_ready[c] += now ? 1u : UINT32_MAX; /* a key gained or lost its pair */
+}
+
+void sim__corr_setup(struct sim *sim)
+{
+    const struct scenario *s = sim->scn;
+    idmap_init(&sim->corr_count);
+    for (uint16_t f = 0; f < s->nwfs && !sim->o->no_pair_index; f++)
+        for (uint16_t k = 0; k < s->wfs[f].nhandlers; k++) {
+            const struct handler_def *hd = &s->wfs[f].handlers[k];
+            if (hd->kind == H_CONSUMER && hd->script.kind == SCRIPT_CORRELATE && !sim->corr_ready)
+                sim->corr_ready = xcalloc(sim->w.nh ? sim->w.nh : 1, sizeof *sim->corr_ready);
+        }
+}
+
+void sim__corr_free(struct sim *sim)
+{
+    free(sim->corr_ready);
+    idmap_free(&sim->corr_count);
+}
+
+int sim__corr_none(const struct sim *sim, uint32_t c)
+{
+    return sim->corr_ready && sim->corr_ready[c] == 0 && sim__hdef(sim, c)->script.kind == SCRIPT_CORRELATE;
+}
+
 void sim__item_gone(struct sim *sim, uint32_t slot, uint8_t state)
 {
     struct item_slot *it = &sim->items[slot];
@@ -104,6 +166,8 @@ void sim__item_gone(struct sim *sim, uint32_t slot, uint8_t state)
         hs->pend_tail = it->prev;
     it->prev = it->next = ITEM_NIL;
     hs->npending--;
+    if (sim->corr_ready)
+        corr_note(sim, it->pub.consumer, &it->pub, -1);
 }
 
 void sim__item_release(struct sim *sim, uint32_t slot)
@@ -149,6 +213,8 @@ static uint64_t item_new(struct sim *sim, uint32_t c, int64_t origin_us, uint32_
         hs->pend_head = slot;
     hs->pend_tail = slot;
     hs->npending++;
+    if (sim->corr_ready)
+        corr_note(sim, c, &it->pub, 1);
     hs->streak = 0;
     sim->inst_runs[c].n = 0;
     sim->same_instant = 0;

@@ -122,6 +122,8 @@ uint64_t sim__mem_used(const struct sim *sim)
          idwin_bytes(&sim->ticker_map) + sim->alarms_cap * sizeof *sim->alarms;
     b += sim->sc_cap * (sizeof *sim->sc_items + sizeof *sim->sc_ids + sizeof *sim->sc_slots + sizeof *sim->sc_take);
     b += evq_bytes(sim->q);
+    if (sim->corr_ready)
+        b += (uint64_t)sim->w.nh * sizeof *sim->corr_ready + idmap_bytes(&sim->corr_count);
     if (sim->fx.ck)
         b += checker_bytes(sim->fx.ck);
     if (sim->fx.keep)

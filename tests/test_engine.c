@@ -185,6 +185,60 @@ static void test_prefetch_changes_nothing(void **state)
     scenario_free(s);
 }
 
+/* The pairing index of `correlate` consumers (sim_load.c) only spares
+ * reading the backlog: random correlating workflows (few or many keys,
+ * one topic much busier than the other, a third topic the script ignores, a
+ * FIFO consumer of one of its topics beside it, failures, a crash) give
+ * the same fingerprint, events and metrics with it and without it, under
+ * every policy. */
+static void test_pair_index_changes_nothing(void **state)
+{
+    (void)state;
+    uint64_t x = 0x5eed;
+    for (int k = 0; k < 10; k++) {
+        uint64_t r[8];
+        for (int i = 0; i < 8; i++) {
+            x = x * 6364136223846793005u + 1442695040888963407u;
+            r[i] = x >> 33;
+        }
+        static const char *const runs[] = {"uniform(1s,30s)", "exp(10s)", "0", "2m"};
+        char text[1024];
+        snprintf(text, sizeof text,
+                 "horizon %dh\ndrain 30m\nseed %d\nworkflow w x %d\n"
+                 "  consumer c subscribe a,b%s correlate a b runs %s\n%s"
+                 "publish a poisson %d/h keys %d\npublish b poisson %d/h keys %d\n%s%s%s",
+                 2 + (int)(r[0] % 5), k, 1 + (int)(r[1] % 3), r[2] & 1 ? ",z" : "", runs[r[3] % 4],
+                 r[2] & 2 ? "  consumer f subscribe a fifo runs 2s\n" : "", 5 + (int)(r[4] % 200),
+                 1 + (int)(r[5] % 40), 1 + (int)(r[6] % 60), 1 + (int)(r[5] % 40),
+                 r[2] & 1 ? "publish z poisson 30/h\n" : "", r[7] & 1 ? "fail w.c transient 10%\n" : "",
+                 r[7] & 2 ? "crash host at 1h for 10m\n" : "");
+        struct scenario *s = parse(text);
+        for (int p = 0; p < policy_registry_count; p++) {
+            const struct policy_ops *ops = policy_registry[p];
+            struct params ps;
+            assert_int_equal(params_init(&ps, ops), 0);
+            struct sim_result on, off;
+            sim_run(s, ops, &ps, &(struct sim_opts){.seed = 1}, &on);
+            sim_run(s, ops, &ps, &(struct sim_opts){.seed = 1, .no_pair_index = 1}, &off);
+            const struct metrics *a = &on.ck.total, *b = &off.ck.total;
+            if (on.status != off.status || on.fingerprint != off.fingerprint || on.events != off.events ||
+                on.end_us != off.end_us || a->published != b->published || a->processed != b->processed ||
+                a->lost != b->lost || a->stranded != b->stranded || a->duplicates != b->duplicates ||
+                a->runs != b->runs || a->runs_empty != b->runs_empty || a->busy_loops != b->busy_loops ||
+                a->wakeups != b->wakeups || a->latency.count != b->latency.count ||
+                a->latency.sum_us != b->latency.sum_us || a->latency.max_us != b->latency.max_us)
+                fail_msg("%s differs with the pairing index (runs %llu / %llu, processed %llu / %llu) on:\n%s",
+                         ops->name, (unsigned long long)a->runs, (unsigned long long)b->runs,
+                         (unsigned long long)a->processed, (unsigned long long)b->processed, text);
+            if (p == 0 && (a->processed == 0 || a->runs == 0))
+                fail_msg("nothing paired under %s on:\n%s", ops->name, text);
+            sim_result_free(&on);
+            sim_result_free(&off);
+        }
+        scenario_free(s);
+    }
+}
+
 /* --- a policy that keeps thousands of durable blocks ---------------------- */
 
 #define NBLOCKS 3000
@@ -636,6 +690,7 @@ int main(void)
         cmocka_unit_test(test_declared_pool),         cmocka_unit_test(test_ticker_churn),          cmocka_unit_test(test_ticker_stop),           cmocka_unit_test(test_run_taken_and_notes),
         cmocka_unit_test(test_no_livelock_large_world), cmocka_unit_test(test_livelock_per_handler),
         cmocka_unit_test(test_prefetch_changes_nothing),
+        cmocka_unit_test(test_pair_index_changes_nothing),
         cmocka_unit_test(test_publish_reach),
         cmocka_unit_test(test_durable_blocks),
     };
