@@ -368,7 +368,11 @@ struct run_req {
     int64_t due_us;                /* producers: the nominal instant served, -1 none */
     uint64_t retry_of;             /* run id this retries, 0 none */
     uint64_t resume_of;            /* run id whose mutation it reuses: starts at emitting */
-    const uint64_t *offer;         /* items the script may take; NULL: all pending */
+    /* Items the script may take, in the order it reads them; NULL: all
+     * pending (an empty offer is a non-NULL pointer with noffer 0).  Those
+     * not pending, or another consumer's, are passed over, so an offer may
+     * be everything a policy holds. */
+    const uint64_t *offer;
     uint32_t noffer;
     uint32_t max_take;             /* 0: no limit */
     uint32_t worker;               /* 1-based worker that runs it, 0 the host itself */
@@ -377,8 +381,11 @@ struct run_req {
 #define RUN_REQ_INIT { 0, REASON_OTHER, -1, 0, 0, NULL, 0, 0, 0, 0 }
 /* Starts a run now; returns its id (dense, from 1).  The engine evaluates
  * the script, draws the duration and the failure, and schedules the phases;
- * on_run_end reports the result.  O(items offered, or pending for the
- * handler when offer is NULL).  During a graceful stop it starts nothing
+ * on_run_end reports the result.  O(what the script reads): the items it
+ * may take and the one after (a batch's size; a window or digest script
+ * up to the first not yet due), of those offered or, when offer is NULL,
+ * of the handler's pending items, in chunks (all of them for a correlate
+ * script that takes a pair, none when no pair is pending).  During a graceful stop it starts nothing
  * and returns 0: a safety net for a policy without on_stop (one with it
  * knows not to ask).  Also 0 when the run limit or the memory budget stops
  * the simulation.  resume_of must name a kept run (RUN RECORDS). */

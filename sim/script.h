@@ -19,7 +19,9 @@ struct script_item {
     uint16_t topic;
 };
 
-/* Evaluates the script at now over items (pending, in publish order).
+/* Evaluates the script at now over items (pending, in publish order, or in
+ * the order a policy offered them: every script reads its list by
+ * position, so the bounds below hold in any order).
  * Writes the indices (into items) of what it takes to take[] in ascending
  * order (at most max_take when max_take > 0) and returns how many; *wake_us
  * is the earliest instant > now at which it would take something from the

@@ -78,8 +78,12 @@ static uint32_t gather(struct sim *sim, uint32_t c, const uint64_t *offer, uint3
             upto = want - n > n ? 2 * n : want;
         }
     }
+    /* The offered ones in the order offered, read as far as the same
+     * bounds allow: script_eval reads its list by position, whatever order
+     * it is in (script.h). */
     scratch_grow(sim, noffer);
-    for (uint32_t i = 0; i < noffer; i++) {
+    uint32_t check = GATHER_FIRST;
+    for (uint32_t i = 0; i < noffer && n < limit; i++) {
         SIM_ASSERT(offer[i] < sim->nitems);
         uint32_t slot = idwin_get(&sim->item_map, offer[i]);
         if (slot == IDMAP_NONE)
@@ -88,6 +92,11 @@ static uint32_t gather(struct sim *sim, uint32_t c, const uint64_t *offer, uint3
         if (it->pub.state != ITEM_PENDING || it->pub.consumer != c)
             continue;
         gather_one(sim, slot, n++);
+        if (n == check) {
+            if (script_enough(sc, sim->scn, sim->sc_items, n, sim->now_us))
+                break;
+            check = n > UINT32_MAX / 2 ? UINT32_MAX : 2 * n;
+        }
     }
     return n;
 }
