@@ -103,11 +103,6 @@ struct qent {                      /* a system event */
     uint32_t h;                    /* a cron event: its job (producer) */
 };
 
-struct seen {                      /* an item the agent drained, not yet committed */
-    uint64_t item;
-    uint64_t gen;                  /* the flush that drained it */
-};
-
 struct step {                      /* one run of a session */
     uint32_t h;
     int64_t due_us;                /* producers: the fire served */
@@ -116,11 +111,13 @@ struct step {                      /* one run of a session */
 struct agent {
     struct qent *q;                /* oldest first */
     size_t nq, qcap;
-    struct seen *seen;
-    size_t nseen, seencap;
+    uint64_t *seen;                /* seen[seen_head, nseen): items the agent drained, oldest first;
+                                      some may no longer be pending (seen_prune) */
+    size_t seen_head, nseen, seencap;
+    size_t seen_cur;               /* seen[seen_cur, nseen): drained by the latest flush */
+    size_t seen_kept;              /* how many it held after the last full seen_prune */
     struct step *steps;
     size_t nsteps, stepcap, next_step;
-    uint64_t gen;                  /* flushes so far */
     uint64_t cur_run;              /* the session's active run, 0 none */
     int64_t first_req_us;          /* when the pending wake was first requested */
     int64_t flush_at;              /* coalesce_from=request: when the flush timer fires */
@@ -134,7 +131,7 @@ struct agent {
      * time they empty (xempty_in): a flush and a session read them with
      * the agent, not from blocks of their own */
     struct qent q_in[2];
-    struct seen seen_in[2];
+    uint64_t seen_in[2];
     struct step steps_in[2];
 };
 
@@ -143,8 +140,6 @@ struct policy {
     struct hb_durable *d;
     const struct sim_topo *t;
     struct agent *ag;              /* [ninst] */
-    uint64_t *offer;               /* scratch for run offers */
-    size_t offer_cap;
     int dq_alarm;                  /* at the earliest timed delivery entry */
     struct backoff cron_bo, dq_bo;
     struct cal_window win;
@@ -376,13 +371,19 @@ static void enqueue_event(struct policy *p, struct agent *ag, const struct qent 
 
 static void session_next(struct policy *p, uint32_t a, int64_t now_us);
 
-/* The drained items shrink to their first n (an array that outgrew the
- * agent goes back into it once empty: xempty_in). */
+/* The drained items end at seen[n) (an array that outgrew the agent goes
+ * back into it once empty: xempty_in). */
 static void seen_keep(struct agent *ag, size_t n)
 {
+    if (n <= ag->seen_head)
+        n = ag->seen_head = 0;
     ag->nseen = n;
-    if (n == 0)
+    if (ag->seen_cur > n)
+        ag->seen_cur = n;
+    if (n == 0) {
         ag->seen = xempty_in(ag->seen, ag->seen_in, &ag->seencap);
+        ag->seen_kept = 0;
+    }
 }
 
 /* A session's steps are done or abandoned (an array that outgrew the
@@ -486,7 +487,7 @@ static void flush(struct policy *p, uint32_t a, int64_t now_us)
             schedule_retry(p, a, why, now_us);
         return;
     }
-    ag->gen++;
+    ag->seen_cur = ag->nseen;
     ag->reason = (int8_t)why;
     ag->nsteps = ag->next_step = 0;
     for (size_t i = 0; i < ag->nq; i++) {
@@ -495,7 +496,7 @@ static void flush(struct policy *p, uint32_t a, int64_t now_us)
             push_step(ag, e->h, e->due_us);
         } else if (sim_item(p->sim, e->item)->state == ITEM_PENDING) {
             ag->seen = xgrow_in(ag->seen, ag->seen_in, 2, sizeof *ag->seen, &ag->seencap, ag->nseen + 1);
-            ag->seen[ag->nseen++] = (struct seen){e->item, ag->gen};
+            ag->seen[ag->nseen++] = e->item;
         }
     }
     ag->nq = 0;
@@ -564,17 +565,13 @@ static void session_next(struct policy *p, uint32_t a, int64_t now_us)
         rq.reason = REASON_CRON;
         rq.due_us = s->due_us;
     } else {
-        /* The consumer is offered the items of its own the agent holds. */
-        uint32_t n = 0;
-        p->offer = xgrow(p->offer, sizeof *p->offer, &p->offer_cap, ag->nseen + 1);
-        for (size_t i = 0; i < ag->nseen; i++) {
-            const struct sim_item *it = sim_item(p->sim, ag->seen[i].item);
-            if (it->consumer == s->h && it->state == ITEM_PENDING)
-                p->offer[n++] = ag->seen[i].item;
-        }
+        /* The consumer is offered the items of its own the agent holds: all
+         * it holds, of which the engine takes those of this consumer that
+         * are still pending, in this order. */
+        SIM_ASSERT(ag->nseen - ag->seen_head <= UINT32_MAX);
         rq.reason = run_reason_of((enum wake)ag->reason);
-        rq.offer = p->offer;
-        rq.noffer = n;
+        rq.offer = ag->seen ? ag->seen + ag->seen_head : ag->seen_in; /* an offer of nothing is not NULL (all) */
+        rq.noffer = (uint32_t)(ag->nseen - ag->seen_head);
     }
     ag->cur_run = sim_run_start(p->sim, &rq);
     if (ag->cur_run == 0) {
@@ -584,13 +581,37 @@ static void session_next(struct policy *p, uint32_t a, int64_t now_us)
     }
 }
 
-/* Forgets drained items that are no longer pending. */
+/* Forgets drained items that are no longer pending: at once those at the
+ * front (runs take the oldest first), and the rest once the agent has
+ * drained as many again as it held at the last time (and at least 32).
+ * Until then those are passed over where they are read (an offer, a
+ * requeue, a drop), so that a run's end costs what it took, not what the
+ * agent holds, and the array stays within about twice what is pending. */
 static void seen_prune(struct policy *p, struct agent *ag)
 {
-    size_t k = 0;
-    for (size_t i = 0; i < ag->nseen; i++)
-        if (sim_item(p->sim, ag->seen[i].item)->state == ITEM_PENDING)
+    while (ag->seen_head < ag->nseen && sim_item(p->sim, ag->seen[ag->seen_head])->state != ITEM_PENDING)
+        ag->seen_head++;
+    if (ag->seen_cur < ag->seen_head)
+        ag->seen_cur = ag->seen_head;
+    size_t held = ag->nseen - ag->seen_head;
+    int full = held >= 2 * ag->seen_kept + 32;
+    if (!full && ag->seen_head <= held) {
+        seen_keep(ag, ag->nseen); /* empties it if the front was all */
+        return;
+    }
+    /* Compact what is held to the start of the array (the front's room
+     * outgrew it, or it is time for the full pass). */
+    size_t k = 0, cur = SIZE_MAX;
+    for (size_t i = ag->seen_head; i < ag->nseen; i++) {
+        if (i == ag->seen_cur)
+            cur = k;
+        if (!full || sim_item(p->sim, ag->seen[i])->state == ITEM_PENDING)
             ag->seen[k++] = ag->seen[i];
+    }
+    ag->seen_cur = cur == SIZE_MAX ? k : cur;
+    ag->seen_head = 0;
+    if (full)
+        ag->seen_kept = k;
     seen_keep(ag, k);
 }
 
@@ -773,7 +794,6 @@ static void heartbeat_destroy(struct policy *p)
         xfree_in(p->ag[a].steps, p->ag[a].steps_in);
     }
     free(p->ag);
-    free(p->offer);
     free(p);
 }
 
@@ -871,18 +891,15 @@ static void requeue_session(struct policy *p, struct agent *ag)
             struct qent e = {.item = UINT64_MAX, .due_us = ag->steps[k].due_us, .h = ag->steps[k].h};
             enqueue_event(p, ag, &e);
         }
-    size_t keep = 0;
-    for (size_t i = 0; i < ag->nseen; i++) {
-        const struct seen *sn = &ag->seen[i];
-        const struct sim_item *it = sim_item(p->sim, sn->item);
-        if (sn->gen == ag->gen && it->state == ITEM_PENDING) {
-            struct qent e = {.item = sn->item, .due_us = -1, .h = it->consumer};
+    size_t keep = ag->seen_cur; /* >= seen_head (seen_prune) */
+    for (size_t i = ag->seen_cur; i < ag->nseen; i++) {
+        const struct sim_item *it = sim_item(p->sim, ag->seen[i]);
+        if (it->state == ITEM_PENDING) {
+            struct qent e = {.item = ag->seen[i], .due_us = -1, .h = it->consumer};
             enqueue_event(p, ag, &e);
-        } else {
-            ag->seen[keep++] = *sn;
         }
     }
-    seen_keep(ag, keep);
+    seen_keep(ag, keep); /* what is left of the flush is no longer pending */
     steps_clear(ag);
 }
 
@@ -911,9 +928,9 @@ static void heartbeat_on_run_end(struct policy *p, const struct run_result *r, i
             }
         } else if (!p->requeue) {
             /* The events drained for the call that threw are gone. */
-            for (size_t i = 0; i < ag->nseen; i++)
-                if (ag->seen[i].gen == ag->gen && sim_item(p->sim, ag->seen[i].item)->consumer == r->handler)
-                    sim_item_drop(p->sim, ag->seen[i].item);
+            for (size_t i = ag->seen_cur; i < ag->nseen; i++)
+                if (sim_item(p->sim, ag->seen[i])->consumer == r->handler)
+                    sim_item_drop(p->sim, ag->seen[i]);
         }
         if (p->requeue) {
             requeue_session(p, ag);

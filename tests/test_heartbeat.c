@@ -320,6 +320,48 @@ static void test_retry_after_failure(void **state)
     sim_result_free(&r);
 }
 
+/* The agent holds what it drained until a run takes it, and offers a
+ * consumer all it holds at every session.  A window consumer of an hour fed
+ * an event a minute holds about 60 items (more than the agent keeps before
+ * it forgets taken ones in a pass of its own): each is taken once, at the
+ * first session after its hour (sessions come at every event, and every
+ * 30 minutes after the horizon), none twice.
+ * With failures, on_failure=requeue loses nothing, as it puts back the
+ * flush's items, and drop loses the items of each failed call. */
+static void test_held_items(void **state)
+{
+    (void)state;
+    const char *text = "horizon 3h\n"
+                       "drain 2h\n"
+                       "workflow agent\n"
+                       "  consumer w subscribe inbox window 1h runs 2s\n"
+                       "  consumer f subscribe other fifo runs 1s\n"
+                       "publish inbox rate 60/h\n"
+                       "publish other rate 30/h\n";
+    struct sim_result r;
+    run_hb(text, NULL, &r);
+    assert_true(m(&r, "published") == 270 && m(&r, "processed") == 270);
+    assert_true(m(&r, "duplicates") == 0 && m(&r, "lost") == 0);
+    const struct metrics *w = &r.ck.per_tmpl[0];
+    assert_true(w->processed == 180);
+    /* after the horizon no event wakes it: the last hour's items wait for
+     * the 30-minute heartbeat */
+    assert_true(w->latency.max_us >= HR(1) && w->latency.max_us <= HR(1) + MIN(30) + SEC(3));
+    sim_result_free(&r);
+
+    char failing[512];
+    snprintf(failing, sizeof failing, "%sfail agent.w transient 30%%\n", text);
+    const char *requeue[] = {"on_failure=requeue", NULL};
+    run_hb(failing, requeue, &r);
+    assert_true(m(&r, "runs_failed") > 10);
+    assert_true(m(&r, "processed") == 270 && m(&r, "lost") == 0 && m(&r, "duplicates") == 0);
+    sim_result_free(&r);
+    run_hb(failing, NULL, &r);
+    assert_true(m(&r, "runs_failed") > 10 && m(&r, "dropped") > 10);
+    assert_true(m(&r, "processed") + m(&r, "dropped") == 270 && m(&r, "duplicates") == 0);
+    sim_result_free(&r);
+}
+
 /* The cron error backoff sequence (seed "Error Backoff": 30 s, 1 m, 5 m,
  * 15 m, 60 m, then 60 m again).  A job due every 20 s fails every run, 900 ms
  * after it starts; each fire is served 250 ms later (the coalescing window).
@@ -696,7 +738,7 @@ int main(void)
         cmocka_unit_test(test_queue_eviction),
         cmocka_unit_test(test_context_key),
         cmocka_unit_test(test_crash_loses_queue),
-        cmocka_unit_test(test_retry_after_failure),
+        cmocka_unit_test(test_retry_after_failure), cmocka_unit_test(test_held_items),
         cmocka_unit_test(test_cron_backoff_sequence),
         cmocka_unit_test(test_cron_rearm_wakeups),
         cmocka_unit_test(test_missed_fire_skipped),
