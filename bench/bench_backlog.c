@@ -11,10 +11,22 @@
  *    (about 430 000 runs, each behind ~12 000 items waiting out their
  *    window);
  *  - oracle asking, at each of 50 000 events an hour, when a `batch 5000
- *    or 1h` consumer is due (the count and the oldest item tell).
+ *    or 1h` consumer is due (the count and the oldest item tell);
+ *  - oracle and wakeat with a `correlate a b` consumer, a at 1 000 events
+ *    an hour and b at 10, for a day: most events never pair, and each
+ *    publish asks (oracle) or starts a run (wakeat); the engine counts the
+ *    keys that have both topics pending (sim_load.c), so neither reads the
+ *    unmatched backlog unless a pair is there;
+ *  - heartbeat with the window shape above, whose agent offers every
+ *    session all it holds (~12 000 items): the start reads the offer only
+ *    as far as the script does, and the agent forgets taken items from the
+ *    front.
  * Gathering the backlog at each start made the first two quadratic: 2.1 s
  * and (for a whole day) 218 s of CPU; counting a batch by gathering it cost
- * 7.5 s a day for the third.  Each shape runs REPS times; the line
+ * 7.5 s a day for the third; sorting the backlog at each publish, 7.9 s
+ * (oracle) and 7.9 s (wakeat) for the correlate day; offering and pruning
+ * every held item, 10.1 s for heartbeat's six hours.  Each shape runs REPS
+ * times; the line
  * printed gives the median wall time, the runs, the engine's events, and
  * the time per event.
  * Every repetition must have the same fingerprint. */
@@ -26,6 +38,10 @@
 #include "bench/bench_util.h"
 
 #define REPS 5
+
+#define CORRELATE_DAY                                                                                   \
+    "name correlate\nhorizon 1d\nseed 1\nworkflow w\n  consumer c subscribe a,b correlate a b runs 1ms\n"     \
+    "publish a rate 1000/h\npublish b rate 10/h\n"
 
 struct shape {
     const char *name, *policy, *text;
@@ -41,6 +57,11 @@ static const struct shape shapes[] = {
     {"oracle, batch 5000 or 1h, 50 000 events/h", "oracle",
      "name batch\nhorizon 6h\nseed 1\nworkflow w\n  consumer c subscribe t batch 5000 or 1h runs 1s\n"
      "publish t rate 50000/h\n"},
+    {"oracle, correlate, 1 000 + 10 events/h, a day", "oracle", CORRELATE_DAY},
+    {"wakeat, correlate, 1 000 + 10 events/h, a day", "wakeat", CORRELATE_DAY},
+    {"heartbeat, window 10m, 20 events/s", "heartbeat",
+     "name window\nhorizon 6h\nseed 1\nworkflow w\n  consumer c subscribe t window 10m runs 10ms\n"
+     "publish t poisson 20/s\n"},
 };
 
 static int bench_one(const struct shape *sh)
