@@ -385,9 +385,9 @@ struct run_req {
  * may take and the one after (a batch's size; a window or digest script
  * up to the first not yet due), of those offered or, when offer is NULL,
  * of the handler's pending items, in chunks (all of them for a correlate
- * script that takes a pair, none when no pair is pending).  During a graceful stop it starts nothing
- * and returns 0: a safety net for a policy without on_stop (one with it
- * knows not to ask).  Also 0 when the run limit or the memory budget stops
+ * script that takes a pair, none when no pair is pending).  During a
+ * graceful stop it starts nothing and returns 0: a safety net for a policy
+ * without on_stop (one with it knows not to ask).  Also 0 when the run limit or the memory budget stops
  * the simulation.  resume_of must name a kept run (RUN RECORDS). */
 uint64_t sim_run_start(struct sim *sim, const struct run_req *rq);
 

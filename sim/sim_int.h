@@ -558,9 +558,10 @@ void sim__item_gone(struct sim *sim, uint32_t slot, uint8_t state);
  * consumer correlates), and freed. */
 void sim__corr_setup(struct sim *sim);
 void sim__corr_free(struct sim *sim);
-/* 1 when consumer c correlates and no key has both its topics pending: its
- * script would take nothing (and ask for no wake) whatever the backlog. */
-int sim__corr_none(const struct sim *sim, uint32_t c);
+/* How many keys have items of both of consumer c's topics pending (its
+ * script takes something exactly when some do), UINT32_MAX when c does not
+ * correlate or no index is kept. */
+uint32_t sim__corr_pairs(const struct sim *sim, uint32_t c);
 /* Retires the item at slot if it is neither pending nor held by a kept run:
  * the checker hears of it and the slot is freed.  Call after the facts. */
 void sim__item_release(struct sim *sim, uint32_t slot);

@@ -131,11 +131,15 @@ void sim__corr_setup(struct sim *sim)
 {
     const struct scenario *s = sim->scn;
     idmap_init(&sim->corr_count);
-    for (uint16_t f = 0; f < s->nwfs && !sim->o->no_pair_index; f++)
+    if (sim->o->no_pair_index)
+        return;
+    for (uint16_t f = 0; f < s->nwfs; f++)
         for (uint16_t k = 0; k < s->wfs[f].nhandlers; k++) {
             const struct handler_def *hd = &s->wfs[f].handlers[k];
-            if (hd->kind == H_CONSUMER && hd->script.kind == SCRIPT_CORRELATE && !sim->corr_ready)
+            if (hd->kind == H_CONSUMER && hd->script.kind == SCRIPT_CORRELATE) {
                 sim->corr_ready = xcalloc(sim->w.nh ? sim->w.nh : 1, sizeof *sim->corr_ready);
+                return;
+            }
         }
 }
 
@@ -145,9 +149,11 @@ void sim__corr_free(struct sim *sim)
     idmap_free(&sim->corr_count);
 }
 
-int sim__corr_none(const struct sim *sim, uint32_t c)
+uint32_t sim__corr_pairs(const struct sim *sim, uint32_t c)
 {
-    return sim->corr_ready && sim->corr_ready[c] == 0 && sim__hdef(sim, c)->script.kind == SCRIPT_CORRELATE;
+    if (!sim->corr_ready || sim__hdef(sim, c)->script.kind != SCRIPT_CORRELATE)
+        return UINT32_MAX;
+    return sim->corr_ready[c];
 }
 
 void sim__item_gone(struct sim *sim, uint32_t slot, uint8_t state)

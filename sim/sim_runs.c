@@ -106,8 +106,9 @@ int64_t sim_script_due(struct sim *sim, uint32_t consumer)
     const struct handler_def *hd = sim__hdef(sim, consumer);
     if (hd->kind != H_CONSUMER)
         return SIM_NEVER;
-    if (hd->script.kind == SCRIPT_CORRELATE && sim->corr_ready) /* a pair decides, not the backlog */
-        return sim->corr_ready[consumer] ? sim->now_us : SIM_NEVER;
+    uint32_t pairs = sim__corr_pairs(sim, consumer);
+    if (pairs != UINT32_MAX) /* a pair decides, not the backlog */
+        return pairs ? sim->now_us : SIM_NEVER;
     uint32_t n = gather(sim, consumer, NULL, 0, 1, &hd->script, script_due_needs(&hd->script));
     return script_due(&hd->script, sim->scn, sim->sc_items, n, sim->hs[consumer].npending, sim->now_us);
 }
@@ -345,10 +346,10 @@ static int reserve(struct sim *sim, const struct run_req *rq, uint32_t slot)
             r->due_us = o->due_us;
         return 1;
     }
-    if (hd->kind == H_CONSUMER && sim__corr_none(sim, rq->handler))
-        return 0; /* no pair among its pending items, so none among those offered: the script
-                     takes nothing and asks for no wake (the record says so already) */
     if (hd->kind == H_CONSUMER) {
+        if (sim__corr_pairs(sim, rq->handler) == 0)
+            return 0; /* no pair among its pending items, so none among those offered: the script
+                         takes nothing and asks for no wake (the record says so already) */
         uint32_t n = gather(sim, rq->handler, rq->offer, rq->noffer, rq->offer == NULL, &hd->script,
                             script_needs(&hd->script, rq->max_take));
         int64_t wake;
