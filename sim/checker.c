@@ -268,7 +268,7 @@ uint64_t checker_bytes(const struct checker *c)
 
 uint64_t checker_item_bytes(void)
 {
-    return sizeof(struct ck_item) + 2 * sizeof(uint32_t); /* its id map: a window ring, half full at worst */
+    return sizeof(struct ck_item) + 4 * sizeof(uint32_t); /* its id map: a window ring, a quarter full at worst */
 }
 
 uint64_t checker_handler_bytes(void)

@@ -91,7 +91,7 @@ void idmap_del(struct idmap *m, uint64_t id)
 
 #define IDWIN_MIN_CAP 256
 /* Rings larger than this (256 KiB) shrink by half when a slide finds them
- * less than an eighth full, so that a burst's window does not stay. */
+ * less than a sixteenth full, so that a burst's window does not stay. */
 #define IDWIN_SHRINK_CAP 65536
 
 void idwin_init(struct idwin *w)
@@ -152,13 +152,13 @@ void idwin_put(struct idwin *w, uint64_t id, uint32_t val)
         return;
     }
     while (id - w->lo >= w->cap) {
-        if (w->nring * 2 >= w->cap) {
+        if (w->nring * 4 >= w->cap) {
             win_resize(w, w->cap * 2);
             continue;
         }
         /* Every id in the ring is below id: keep the half of the window
          * before it, or a quarter when the ring shrinks to half. */
-        int shrink = w->cap > IDWIN_SHRINK_CAP && w->nring * 8 < w->cap;
+        int shrink = w->cap > IDWIN_SHRINK_CAP && w->nring * 16 < w->cap;
         win_slide(w, id - (shrink ? w->cap / 4 : w->cap / 2));
         if (shrink)
             win_resize(w, w->cap / 2);

@@ -26,9 +26,9 @@
 #include "sim/util.h"
 
 /* Bytes of a live item and of a handler instance beyond the engine's own
- * records: the id maps (a window ring of 4-byte slots, at worst half full), the checker's share, and a
+ * records: the id maps (a window ring of 4-byte slots, at worst a quarter full), the checker's share, and a
  * policy's per-handler state and pending events, as a round figure. */
-#define MEM_MAP_ENTRY (2 * sizeof(uint32_t))
+#define MEM_MAP_ENTRY (4 * sizeof(uint32_t))
 #define MEM_POLICY_PER_HANDLER 64
 #define MEM_EVENTS_PER_HANDLER 2
 #define MEM_EVENT 48

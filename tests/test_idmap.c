@@ -229,6 +229,36 @@ static void test_window_shrink_live(void **state)
     idwin_free(&w);
 }
 
+/* A fleet's pattern: each of 1,000 handlers keeps its latest run alive
+ * until its next one, with a run that ends at once between them, so that
+ * one id in two over the span of the latest ones is live.  The ring holds
+ * them all: none is slid into the idmap, whose reads and deletes would
+ * each wait for memory in a large fleet.  (A ring that grew only when half
+ * full stopped at 2,048 slots and slid half of them out.) */
+static void test_window_sparse_latest(void **state)
+{
+    (void)state;
+    enum { HANDLERS = 1000, ROUNDS = 200 };
+    struct idwin w;
+    idwin_init(&w);
+    uint64_t latest[HANDLERS] = {0}, id = 1;
+    for (uint32_t round = 0; round < ROUNDS; round++)
+        for (uint32_t h = 0; h < HANDLERS; h++) {
+            idwin_put(&w, id, 7); /* a run that ends at once */
+            idwin_del(&w, id++);
+            idwin_put(&w, id, h);
+            if (latest[h])
+                idwin_del(&w, latest[h]);
+            latest[h] = id++;
+        }
+    EXPECT_U64(idwin_count(&w), HANDLERS, "one latest run a handler");
+    EXPECT_U64(w.old.n, 0, "no live id slid out of the ring");
+    for (uint32_t h = 0; h < HANDLERS; h++)
+        EXPECT_U64(idwin_get(&w, latest[h]), h, "the latest run of each handler");
+    assert_true(idwin_bytes(&w) <= 16 * HANDLERS + 4096); /* 16 bytes a live id, and the idmap's least */
+    idwin_free(&w);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -238,6 +268,7 @@ int main(void)
         cmocka_unit_test(test_waves),
         cmocka_unit_test(test_window_in_order),
         cmocka_unit_test(test_window_long_lived),
+        cmocka_unit_test(test_window_sparse_latest),
         cmocka_unit_test(test_window_strays),
         cmocka_unit_test(test_window_memory),
         cmocka_unit_test(test_window_shrink_live),
