@@ -90,7 +90,10 @@
  *  - An item is kept while it is pending or a kept run's reservation holds
  *    it; after that sim_item returns a record whose state is ITEM_GONE
  *    (consumer UINT32_MAX, the rest zero): it is not pending, and that is
- *    all a policy can still learn of it.
+ *    all a policy can still learn of it.  A run that committed holds its
+ *    items only until its on_run_end returns, unless the policy holds the
+ *    run: kept as its handler's latest, it still names them
+ *    (sim_run_taken), but they are done and sim_item says ITEM_GONE.
  *  Run and item ids stay dense and monotonic whatever is kept.
  *
  * COST.  Engine calls below are O(1) unless their comment says
@@ -388,7 +391,8 @@ struct run_req {
  * script that takes a pair, none when no pair is pending).  During a
  * graceful stop it starts nothing and returns 0: a safety net for a policy
  * without on_stop (one with it knows not to ask).  Also 0 when the run limit or the memory budget stops
- * the simulation.  resume_of must name a kept run (RUN RECORDS). */
+ * the simulation.  resume_of must name a kept run that did not commit
+ * (RUN RECORDS): a committed run's work is done. */
 uint64_t sim_run_start(struct sim *sim, const struct run_req *rq);
 
 /* Delivers result `id` of handler h (an id the policy chooses, unique in the

@@ -29,7 +29,9 @@
  *    kept, until it is freed or the queue is drained.  A run is
  *    active iff it is in active[0..nactive) (slots) at its index aslot, and
  *    hs[h].active counts the active runs of handler h.  A kept run's
- *    reservation (its taken items) holds a reference on each item.
+ *    reservation (its taken items) holds a reference on each item, except
+ *    a committed run's once it is kept only as its handler's latest
+ *    (released: sim_runs.c).
  *  - Items: ids dense from 0 (nitems issued so far); only *live* items have
  *    a record, in items[] at the slot item_map gives.  State moves only from
  *    ITEM_PENDING to ITEM_DONE or ITEM_DROPPED; an item is live while it is
@@ -258,7 +260,7 @@ struct run_rec {
     uint32_t ck_slot;              /* the checker's slot of its item (ntaken == 1) or its producer
                                       index (checker_run), for prefetching only */
     uint8_t phase, active, outcome, fail, mutated, fail_phase, mut_if_fail;
-    uint8_t spare;
+    uint8_t released;              /* its reservation's items were released (sim_runs.c, run_released) */
     /* line 2: its start, its end, and what policies ask */
     uint32_t worker;
     uint32_t holds;                /* sim_run_hold count */

@@ -11,7 +11,9 @@
  * active, while its on_run_end runs, while it is the latest run of its
  * handler and while the policy holds it (sim_run_hold); then it is freed
  * and its slot recycled, and the items its reservation held are released
- * (in a large fleet, a few run starts later: the retire queue, below).
+ * (in a large fleet, a few run starts later: the retire queue, below).  A
+ * committed run kept only as its handler's latest releases its items at
+ * once (run_released): they are done, and nothing could take them again.
  * Runs are found by id through run_map; the engine's own references (phase
  * events, the active set, the handler's latest) are slots. */
 #include "sim/sim_int.h"
@@ -222,7 +224,7 @@ static void run_free(struct sim *sim, uint32_t slot)
     struct run_rec *r = &sim->runs[slot];
     uint32_t n = r->ntaken;
     const uint32_t *slots = run_taken_slots(r);
-    for (uint32_t i = 0; i < n; i++) {
+    for (uint32_t i = 0; i < n && !r->released; i++) {
         struct item_slot *it = &sim->items[slots[i]];
         SIM_ASSERT(it->refs > 0);
         it->refs--;
@@ -264,7 +266,7 @@ static void retq_deps(struct sim *sim, uint32_t slot)
     if (!r->id)
         return;
     idwin_prefetch(&sim->run_map, r->id);
-    if (r->ntaken == 1 && r->tk_slot < sim->items_hw) {
+    if (r->ntaken == 1 && !r->released && r->tk_slot < sim->items_hw) {
         sim_prefetch(&sim->items[r->tk_slot]);
         idwin_prefetch(&sim->item_map, r->tk_id);
         if (sim->fx.ck)
@@ -300,10 +302,35 @@ static void retq_push(struct sim *sim, uint32_t slot)
     sim->retq_n++;
 }
 
+/* A committed run kept only as its handler's latest gives its items back
+ * now rather than when its handler's next run starts: they are done (its
+ * commit made them so), no script can take them, and a resume may not name
+ * a committed run, so nothing reads them through it again.  In a fleet
+ * that is one live item an instance fewer, and its retirement happens
+ * while its lines are still in the cache.  sim_run_taken still gives their
+ * ids; sim_item now says ITEM_GONE. */
+static void run_released(struct sim *sim, uint32_t slot)
+{
+    struct run_rec *r = &sim->runs[slot];
+    if (r->released || !r->ntaken || r->active || r->outcome != OUT_COMMITTED || r->holds || sim->hook_slot == slot)
+        return;
+    r->released = 1;
+    uint32_t n = r->ntaken;
+    const uint32_t *slots = run_taken_slots(r);
+    for (uint32_t i = 0; i < n; i++) {
+        struct item_slot *it = &sim->items[slots[i]];
+        SIM_ASSERT(it->refs > 0 && it->pub.state != ITEM_PENDING);
+        it->refs--;
+        sim__item_release(sim, slots[i]);
+    }
+}
+
 void sim__run_unref(struct sim *sim, uint32_t slot)
 {
     if (!run_kept(sim, slot))
         run_free(sim, slot);
+    else
+        run_released(sim, slot);
 }
 
 void sim_run_hold(struct sim *sim, uint64_t run)
@@ -495,8 +522,11 @@ uint64_t sim_run_start(struct sim *sim, const struct run_req *rq)
     uint64_t max_runs = sim->o->max_runs ? sim->o->max_runs : SIM_MAX_RUNS_DEFAULT;
     if (sim->live_runs >= max_runs)
         sim__retq_flush(sim); /* counted as the eager free would have */
-    if (rq->resume_of)
-        run_slot_of(sim, rq->resume_of); /* a kept run, or the policy misused the API */
+    if (rq->resume_of) { /* a kept run that did not commit, or the policy misused the API */
+        const struct run_rec *o = &sim->runs[run_slot_of(sim, rq->resume_of)];
+        SIM_ASSERT((o->active || o->outcome != OUT_COMMITTED) &&
+                   "resume_of named a run that committed (policy_api.h: RUN RECORDS)");
+    }
     if (sim->live_runs >= max_runs) {
         char m[128];
         snprintf(m, sizeof m, "run limit: more than %" PRIu64 " live runs", max_runs);

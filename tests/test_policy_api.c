@@ -426,8 +426,10 @@ static void test_on_stop_optional(void **state)
 /* --- run records and items: what is kept ------------------------------------
  * Items 0 (c) and 1 (d) are published at 10s, 2 and 3 at 30s.  At 20s runs
  * 1 (c, takes item 0) and 2 (d, takes item 1) start, and the policy holds
- * run 2; at 40s runs 3 (c) and 4 (d) start.  Run 1 was kept as c's latest
- * and goes with it, and item 0 with it; run 2 stays while held. */
+ * run 2; both commit at 21s.  Run 1 is kept as c's latest, naming item 0,
+ * but item 0 goes when run 1's on_run_end returns (a committed run kept
+ * only as the latest holds no item); item 1 stays while run 2 is held.  At
+ * 40s runs 3 (c) and 4 (d) start: run 1 goes; run 2 stays while held. */
 static const char *kept_text = "horizon 1h\nworkflow w\n  consumer c subscribe t fifo runs 1s\n"
                                "  consumer d subscribe t fifo runs 1s\npublish t at 10s\npublish t at 30s\n";
 
@@ -445,8 +447,19 @@ static void kept_start(struct policy *p, int restart, int64_t now_us)
 static void kept_timer(struct policy *p, uint32_t tag, int64_t now_us)
 {
     struct sim *sim = p->sim;
-    if (tag == 5)
+    if (tag == 5) {
+        if (now_us != 30 * US_PER_S)
+            return;
+        EXPECT_I64(sim_run_kept(sim, 1), 1, "run 1, c's latest");
+        uint32_t n;
+        const uint64_t *t = sim_run_taken(sim, 1, &n);
+        EXPECT_U64(n, 1, "run 1 still names its item");
+        EXPECT_U64(t[0], 0, "item 0");
+        EXPECT_I64(sim_item(sim, 0)->state, ITEM_GONE, "a committed latest run holds no item");
+        EXPECT_I64(sim_item(sim, 1)->state, ITEM_DONE, "a held run's item stays");
+        logf_("latest");
         return;
+    }
     struct run_req rq = RUN_REQ_INIT;
     rq.handler = 0;
     uint64_t rc = sim_run_start(sim, &rq);
@@ -489,6 +502,10 @@ static void kept_end(struct policy *p, const struct run_result *r, int64_t now_u
     struct sim_run_info ri;
     sim_run_get(p->sim, r->run, &ri);
     EXPECT_I64(ri.active, 0, "ended");
+    uint32_t n;
+    const uint64_t *t = sim_run_taken(p->sim, r->run, &n);
+    for (uint32_t i = 0; i < n; i++)
+        EXPECT_I64(sim_item(p->sim, t[i])->state, ITEM_DONE, "a committed run's items, in its on_run_end");
 }
 
 /* Runs the kept scenario (with `extra` lines after it); prefetched says
@@ -505,7 +522,7 @@ static void kept_run(const char *extra, int prefetched)
     run_probe(text, NULL, &r);
     EXPECT_I64(r.prefetched, prefetched, "prefetched");
     EXPECT_STR(log_str(),
-               "start 0; timer 1 20s; end 21s; end 21s; timer 5 30s; timer 5 31s; timer 2 40s; checked; end 41s; "
+               "start 0; timer 1 20s; end 21s; end 21s; timer 5 30s; latest; timer 5 31s; timer 2 40s; checked; end 41s; "
                "end 41s; destroy 1d1h",
                "log");
     EXPECT_I64(simtest_metric(&r, -1, "processed"), 4, "processed");
