@@ -85,11 +85,10 @@ static inline uint32_t idmap_get(const struct idmap *m, uint64_t id)
  * runs spread over the last 130 k ids and more.  A ring that grew only
  * when half full stopped at 128 k slots, whose slides keep the last 64 k
  * ids, and moved about one run in eight into the idmap, where each later
- * read and delete waited for memory; at a quarter full, two hours of that
- * fleet slide a few hundred.  At a
- * quarter full the ring costs at most 16 bytes a live id, what an idmap
- * entry costs.  Any id may be put, in any order; puts in increasing order
- * are the fast case.  Memory: the ring follows the live window (a large
+ * read and delete waited for memory; two hours of that fleet now slide a
+ * few hundred.  A ring a quarter full costs at most 16 bytes a live id,
+ * what an idmap entry costs.  Any id may be put, in any order; puts in
+ * increasing order are the fast case.  Memory: the ring follows the live window (a large
  * ring less than a sixteenth full halves at its next slide), the idmap the
  * old ids still alive. */
 struct idwin {

@@ -8,11 +8,11 @@
  *
  * Memory follows live state: an item's record exists while it is pending or
  * a kept run's reservation holds it (a committed run's only until its end,
- * unless the policy holds the run: sim_runs.c), in a table of slots recycled through a
- * free list and found by id through item_map; each consumer's pending items
- * are a list through their slots, in publish order.  A source keeps only
- * the arrivals its producer has not published yet.  State and invariants:
- * sim_int.h. */
+ * unless the policy holds the run: sim_runs.c), in a table of slots
+ * recycled through a free list and found by id through item_map; each
+ * consumer's pending items are a list through their slots, in publish
+ * order.  A source keeps only the arrivals its producer has not published
+ * yet.  State and invariants: sim_int.h. */
 #include "sim/sim_int.h"
 
 #include <inttypes.h>

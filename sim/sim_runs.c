@@ -217,20 +217,31 @@ static void taken_set(struct sim *sim, struct run_rec *r, const uint64_t *ids, c
     r->ntaken = n;
 }
 
-/* Frees a record that is no longer kept: its reservation's items are
- * released (and retired when nothing else keeps them). */
-static void run_free(struct sim *sim, uint32_t slot)
+/* Gives back the references the run at slot holds on the items it took
+ * (each item is retired when nothing else keeps it), once. */
+static void reservation_release(struct sim *sim, uint32_t slot)
 {
     struct run_rec *r = &sim->runs[slot];
+    if (r->released)
+        return;
+    r->released = 1;
     uint32_t n = r->ntaken;
     const uint32_t *slots = run_taken_slots(r);
-    for (uint32_t i = 0; i < n && !r->released; i++) {
+    for (uint32_t i = 0; i < n; i++) {
         struct item_slot *it = &sim->items[slots[i]];
         SIM_ASSERT(it->refs > 0);
         it->refs--;
         sim__item_release(sim, slots[i]);
     }
-    r = &sim->runs[slot];
+}
+
+/* Frees a record that is no longer kept: its reservation's items are
+ * released (and retired when nothing else keeps them). */
+static void run_free(struct sim *sim, uint32_t slot)
+{
+    reservation_release(sim, slot);
+    struct run_rec *r = &sim->runs[slot];
+    uint32_t n = r->ntaken;
     if (n > 1) {
         free(r->big);
         sim->mem_var -= (size_t)n * (sizeof *r->big + 2 * sizeof(uint32_t));
@@ -311,18 +322,9 @@ static void retq_push(struct sim *sim, uint32_t slot)
  * ids; sim_item now says ITEM_GONE. */
 static void run_released(struct sim *sim, uint32_t slot)
 {
-    struct run_rec *r = &sim->runs[slot];
-    if (r->released || !r->ntaken || r->active || r->outcome != OUT_COMMITTED || r->holds || sim->hook_slot == slot)
-        return;
-    r->released = 1;
-    uint32_t n = r->ntaken;
-    const uint32_t *slots = run_taken_slots(r);
-    for (uint32_t i = 0; i < n; i++) {
-        struct item_slot *it = &sim->items[slots[i]];
-        SIM_ASSERT(it->refs > 0 && it->pub.state != ITEM_PENDING);
-        it->refs--;
-        sim__item_release(sim, slots[i]);
-    }
+    const struct run_rec *r = &sim->runs[slot];
+    if (r->ntaken && !r->active && r->outcome == OUT_COMMITTED && !r->holds && sim->hook_slot != slot)
+        reservation_release(sim, slot);
 }
 
 void sim__run_unref(struct sim *sim, uint32_t slot)
