@@ -184,8 +184,19 @@ struct cli_opts {
     int resume;                    /* --resume: skip the runs already in --db */
 };
 
-/* -p LIST (of any command): refuses a policy or variant named twice, a
- * usage error (printed; 2), since each label runs once; 0 otherwise. */
+/* -p LIST, as every command reads it: the names between commas, blanks
+ * around each dropped and empty ones skipped ("oracle, poll" is
+ * "oracle,poll"), into names[0..*n), which point into *buf (a copy of list
+ * that the caller frees, whatever the result).  Refuses, as a usage error
+ * (printed; 2), a list that names nothing, one that names more than max, and
+ * a name given twice (each label runs once); 0 otherwise. */
+int cli_policy_names(const char *list, char **buf, const char **names, int max, int *n);
+/* A comma list of names (report's --scenario and --policy) as -p is read:
+ * the same names, blanks around each dropped and empty ones left out,
+ * joined by single commas; "" when it names nothing.  The caller frees it. */
+char *cli_name_list(const char *list);
+/* -p LIST (of any command, NULL when not given) checked as cli_policy_names
+ * reads it with max CLI_MAX_LABELS, before anything runs or is written. */
 int cli_check_policy_list(const char *list);
 
 /* Option and argument callbacks on a struct cli_opts. */

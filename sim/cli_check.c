@@ -398,17 +398,13 @@ static int check_policy_list(const struct cli_opts *o, struct scenario **scn, co
 static int resolve_check_targets(struct check_ctx *cx)
 {
     const struct cli_opts *o = cx->o;
-    char polbuf[1024];
+    char *polbuf = NULL;
     const char *only[CLI_MAX_LABELS];
-    int nonly = 0;
-    if (o->policies) {
-        snprintf(polbuf, sizeof polbuf, "%s", o->policies);
-        for (char *p = strtok(polbuf, ","); p && nonly < CLI_MAX_LABELS; p = strtok(NULL, ","))
-            only[nonly++] = p;
-        if (nonly == 0)
-            return cli_usage_error("empty policy list '%s'", o->policies);
-        if (check_policy_list(o, cx->scn, only, nonly))
-            return 2;
+    int nonly = 0, rc = 0;
+    if (o->policies && (cli_policy_names(o->policies, &polbuf, only, CLI_MAX_LABELS, &nonly) ||
+                        check_policy_list(o, cx->scn, only, nonly))) {
+        free(polbuf);
+        return 2;
     }
     for (int k = 0; k < o->npaths; k++) {
         const struct scenario *s = cx->scn[k];
@@ -423,21 +419,25 @@ static int resolve_check_targets(struct check_ctx *cx)
             if (!used || !wanted)
                 continue;
             char msg[512];
-            int rc = cli_resolve_target(s, labels[i], o->sets, o->nsets, &cx->targets[k * CLI_MAX_LABELS + nt],
-                                        msg, sizeof msg);
-            if (rc == -2) {
+            int r = cli_resolve_target(s, labels[i], o->sets, o->nsets, &cx->targets[k * CLI_MAX_LABELS + nt],
+                                       msg, sizeof msg);
+            if (r == -2) {
                 fprintf(stderr, "%s\n", msg); /* a whole file:line:col diagnostic */
-                return 2;
+                rc = 2;
+                goto out;
             }
-            if (rc) {
+            if (r) {
                 fprintf(stderr, "%s: error: %s: %s\n", cli_prog, s->path, msg);
-                return 2;
+                rc = 2;
+                goto out;
             }
             nt++;
         }
         cx->ntarg[k] = nt;
     }
-    return 0;
+out:
+    free(polbuf);
+    return rc;
 }
 
 /* Numbers the jobs and runs them in one sweep; the verdicts come out of

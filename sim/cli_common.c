@@ -173,27 +173,70 @@ int cli_memory_stop(const struct scenario *s, const char *label, uint64_t seed, 
     return 2;
 }
 
+/* The next name of a comma list at *p (a buffer it cuts up): blanks
+ * around it dropped, empty names skipped; NULL after the last. */
+static char *next_name(char **p)
+{
+    while (**p) {
+        char *w = *p + strspn(*p, " \t");
+        size_t len = strcspn(w, ",");
+        *p = w + len + (w[len] == ',');
+        while (len > 0 && (w[len - 1] == ' ' || w[len - 1] == '\t'))
+            len--;
+        w[len] = '\0';
+        if (len)
+            return w;
+    }
+    return NULL;
+}
+
+int cli_policy_names(const char *list, char **buf, const char **names, int max, int *n)
+{
+    *n = 0;
+    *buf = xstrdup(list);
+    char *p = *buf;
+    for (char *w; (w = next_name(&p));) {
+        for (int k = 0; k < *n; k++)
+            if (!strcmp(names[k], w))
+                return cli_usage_error("-p names '%s' twice (each policy or variant runs once)", w);
+        if (*n == max) {
+            char most[16];
+            snprintf(most, sizeof most, "%d", max);
+            return cli_usage_error("-p names more than %s policies or variants", most);
+        }
+        names[(*n)++] = w;
+    }
+    if (*n == 0)
+        return cli_usage_error("empty policy list '%s'", list);
+    return 0;
+}
+
+char *cli_name_list(const char *list)
+{
+    char *buf = xstrdup(list), *out = xmalloc(strlen(list) + 1), *p = buf;
+    size_t len = 0;
+    for (char *w; (w = next_name(&p));) {
+        size_t l = strlen(w);
+        if (len)
+            out[len++] = ',';
+        memcpy(out + len, w, l);
+        len += l;
+    }
+    out[len] = '\0';
+    free(buf);
+    return out;
+}
+
 int cli_check_policy_list(const char *list)
 {
     if (!list)
         return 0;
-    /* The words between commas, as the commands split them (empty ones
-     * are none); each against every later one. */
-    for (const char *a = list; *a; a += strcspn(a, ",")) {
-        a += strspn(a, ",");
-        size_t la = strcspn(a, ",");
-        if (!la)
-            continue;
-        for (const char *b = a + la; *b; b += strcspn(b, ",")) {
-            b += strspn(b, ",");
-            if (strcspn(b, ",") != la || memcmp(a, b, la))
-                continue;
-            char name[SCN_MAX_LINE + 1];
-            snprintf(name, sizeof name, "%.*s", (int)la, a);
-            return cli_usage_error("-p names '%s' twice (each policy or variant runs once)", name);
-        }
-    }
-    return 0;
+    char *buf;
+    const char *names[CLI_MAX_LABELS];
+    int n;
+    int rc = cli_policy_names(list, &buf, names, CLI_MAX_LABELS, &n);
+    free(buf);
+    return rc;
 }
 
 int cli_opt_scenario(void *opts, const char *path)

@@ -683,15 +683,12 @@ static int cmd_crashpoints(int argc, char **argv)
         return 2;
     }
     const char *labels[CLI_MAX_LABELS];
-    char list[1024];
+    char *list = NULL;
     int nl = 0;
-    if (o.policies) {
-        snprintf(list, sizeof list, "%s", o.policies);
-        for (char *p = strtok(list, ","); p && nl < CLI_MAX_LABELS; p = strtok(NULL, ","))
-            labels[nl++] = p;
-    } else {
+    if (o.policies)
+        rc = cli_policy_names(o.policies, &list, labels, CLI_MAX_LABELS, &nl);
+    else
         nl = cli_all_labels(s, labels, CLI_MAX_LABELS);
-    }
     struct cpx cx = {.o = &o, .s = s};
     char msg[512];
     for (int i = 0; i < nl && rc == 0; i++) {
@@ -715,6 +712,7 @@ static int cmd_crashpoints(int argc, char **argv)
         rc = explore_one(&cx, labels[i]);
     store_close(cx.st);
     free(cx.text);
+    free(list);
     scenario_free(s);
     if (rc)
         return rc;

@@ -45,9 +45,23 @@ static int cmd_report(int argc, char **argv)
         return cli_usage_error("%s", "empty output folder");
     if ((rc = cli_check_db_path("--db", ro.db)))
         return rc;
+    /* Their names as -p reads its own: "a, b" is "a,b". */
+    char *scenarios = ro.scenarios ? cli_name_list(ro.scenarios) : NULL;
+    char *policies = ro.policies ? cli_name_list(ro.policies) : NULL;
+    if ((scenarios && !*scenarios) || (policies && !*policies)) {
+        rc = scenarios && !*scenarios ? cli_usage_error("empty scenario list '%s'", ro.scenarios)
+                                      : cli_usage_error("empty policy list '%s'", ro.policies);
+        free(scenarios);
+        free(policies);
+        return rc;
+    }
+    ro.scenarios = scenarios;
+    ro.policies = policies;
     char err[1024];
     size_t ncharts = 0;
     rc = report_write(&ro, &ncharts, err, sizeof err);
+    free(scenarios);
+    free(policies);
     if (rc) {
         fprintf(stderr, "%s: error: %s\n", cli_prog, err);
         return rc;

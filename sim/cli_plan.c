@@ -191,15 +191,6 @@ static int label_cols(const struct cli_opts *o, const struct scenario *s, const 
     return 0;
 }
 
-/* Splits a comma list into labels (pointers into buf). */
-static int split_labels(char *buf, const char **out, int max)
-{
-    int n = 0;
-    for (char *save = NULL, *p = strtok_r(buf, ",", &save); p && n < max; p = strtok_r(NULL, ",", &save))
-        out[n++] = p;
-    return n;
-}
-
 /* The columns of scenario k. */
 static int scenario_cols(const struct cli_opts *o, const struct scenario *s, struct cli_plan *pl, int k,
                          int *axis_used)
@@ -207,28 +198,23 @@ static int scenario_cols(const struct cli_opts *o, const struct scenario *s, str
     struct axis ax[MAX_AXES];
     int nax = scenario_axes(o, s, ax);
     const char *labels[CLI_MAX_LABELS];
-    char polbuf[1024];
-    int nl;
-    if (o->policies) {
-        snprintf(polbuf, sizeof polbuf, "%s", o->policies);
-        nl = split_labels(polbuf, labels, CLI_MAX_LABELS);
-    } else {
+    char *polbuf = NULL;
+    int nl, rc = 0;
+    if (o->policies)
+        rc = cli_policy_names(o->policies, &polbuf, labels, CLI_MAX_LABELS, &nl);
+    else
         nl = cli_all_labels(s, labels, CLI_MAX_LABELS);
-    }
-    if (nl == 0)
-        return cli_usage_error("empty policy list '%s'", o->policies ? o->policies : "");
     size_t cap = 0;
-    for (int i = 0; i < nl; i++) {
-        int rc = label_cols(o, s, labels[i], ax, nax, &pl->cols[k], &pl->ncols[k], &cap);
-        if (rc)
-            return rc;
-        for (int a = 0; a < nax; a++)
+    for (int i = 0; i < nl && !rc; i++) {
+        rc = label_cols(o, s, labels[i], ax, nax, &pl->cols[k], &pl->ncols[k], &cap);
+        for (int a = 0; a < nax && !rc; a++)
             for (int w = 0; w < o->nsweeps; w++)
                 if (!strcmp(ax[a].policy, labels[i]) && !strcmp(o->sweeps[w].policy, ax[a].policy) &&
                     !strcmp(o->sweeps[w].key, ax[a].key))
                     axis_used[w] = 1;
     }
-    return 0;
+    free(polbuf);
+    return rc;
 }
 
 /* Checks every --sweep value against its policy (a variant's base). */

@@ -45,8 +45,7 @@ static int parse_metric_list(const char *list, int *show)
         show[m] = list == NULL;
     if (!list)
         return 0;
-    char buf[1024];
-    snprintf(buf, sizeof buf, "%s", list);
+    char *buf = cli_name_list(list); /* as -p is read */
     int any = 0;
     for (char *save = NULL, *w = strtok_r(buf, ",", &save); w; w = strtok_r(NULL, ",", &save)) {
         size_t len = strlen(w);
@@ -67,10 +66,12 @@ static int parse_metric_list(const char *list, int *show)
             suggest_append(&sg, hint, sizeof hint);
             fprintf(stderr, "%s: error: unknown metric '%s' in --metrics (valid: %s, or a family such as latency.*)%s\n",
                     cli_prog, w, names, hint);
+            free(buf);
             return 2;
         }
         any = 1;
     }
+    free(buf);
     return any ? 0 : cli_usage_error("empty --metrics list '%s'", list);
 }
 

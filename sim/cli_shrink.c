@@ -245,17 +245,13 @@ static int failure_of(const struct scenario *s, const char *label, const struct 
 static int find_failure(const struct shrink_cli *o, const struct scenario *s, struct cli_failure *f)
 {
     const char *labels[CLI_MAX_LABELS];
-    char polbuf[1024];
-    int nl = 0;
-    if (o->policies) {
-        snprintf(polbuf, sizeof polbuf, "%s", o->policies);
-        for (char *q = strtok(polbuf, ","); q && nl < CLI_MAX_LABELS; q = strtok(NULL, ","))
-            labels[nl++] = q;
-    } else {
+    char *polbuf = NULL;
+    int nl = 0, rc = 0;
+    if (o->policies)
+        rc = cli_policy_names(o->policies, &polbuf, labels, CLI_MAX_LABELS, &nl);
+    else
         nl = cli_all_labels(s, labels, CLI_MAX_LABELS);
-    }
     struct cli_probe *p = xcalloc((size_t)nl + 1, sizeof *p);
-    int rc = 0;
     for (int i = 0; i < nl && !rc; i++) {
         struct cli_target t;
         char msg[512];
@@ -272,6 +268,7 @@ static int find_failure(const struct shrink_cli *o, const struct scenario *s, st
         for (int i = 0; i < nl && !found; i++)
             found = failure_of(s, labels[i], &p[i], (enum cli_failure_kind)k, o->have_line ? (int)o->line : 0, f);
     free(p);
+    free(polbuf);
     return rc ? rc : !found;
 }
 

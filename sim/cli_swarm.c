@@ -598,24 +598,25 @@ static int cmd_swarm(int argc, char **argv)
         return cli_usage_error("%s", "no seeds given (--seeds A..B)");
     if (!o.out)
         return cli_usage_error("%s", "no output folder given (-o DIR)");
-    if ((rc = cli_check_policy_list(o.c.policies)))
-        return rc;
     struct swarm_ctx cx = {.o = &o};
     cli_quiet_fallbacks = 1; /* built-in variants read generated schedules: fallbacks are expected */
-    char polbuf[1024];
+    char *polbuf = NULL;
     if (o.c.policies) {
-        snprintf(polbuf, sizeof polbuf, "%s", o.c.policies);
-        for (char *q = strtok(polbuf, ","); q && cx.nonly < CLI_MAX_LABELS; q = strtok(NULL, ",")) {
+        rc = cli_policy_names(o.c.policies, &polbuf, cx.only, CLI_MAX_LABELS, &cx.nonly);
+        for (int i = 0; i < cx.nonly && !rc; i++) {
             char msg[512];
-            if (policy_check_name(q, msg, sizeof msg))
-                return cli_usage_error("%s", msg);
-            cx.only[cx.nonly++] = q;
+            if (policy_check_name(cx.only[i], msg, sizeof msg))
+                rc = cli_usage_error("%s", msg);
         }
     }
-    if (mkdir(o.out, 0777) != 0 && errno != EEXIST) {
+    if (!rc && mkdir(o.out, 0777) != 0 && errno != EEXIST) {
         char why[600];
         snprintf(why, sizeof why, "'%s': %s", o.out, strerror(errno));
-        return cli_write_error(why);
+        rc = cli_write_error(why);
+    }
+    if (rc) {
+        free(polbuf);
+        return rc;
     }
     struct seed_runs *r = xcalloc(1, sizeof *r);
     r->a = xcalloc(CLI_MAX_LABELS, sizeof *r->a);
@@ -627,5 +628,6 @@ static int cmd_swarm(int argc, char **argv)
     free(r->b);
     free(r);
     free(cx.failed);
+    free(polbuf);
     return rc ? rc : cx.seeds_failed ? 1 : 0;
 }

@@ -78,6 +78,25 @@ for cmd in "run $good --db $tmp/u.db" "check $good --db $tmp/u.db" "crashpoints 
     grep -q "error: -p names 'oracle' twice" "$tmp/err" && [ ! -e "$tmp/u.scn" ] && [ ! -e "$tmp/u.swarm" ] \
         || { echo "FAIL -p with a repeat ($cmd): no message, or output written"; cat "$tmp/err"; fail=1; }
 done
+# Every command reads -p one way: a list that names nothing, or more than 64
+# names, is refused before anything is written; blanks around a name are not
+# part of it.
+many=oracle$(printf ',x%d' $(seq 1 64))
+for cmd in "run $good --db $tmp/u.db" "check $good --db $tmp/u.db" "crashpoints $good --db $tmp/u.db" \
+    "shrink $good -o $tmp/u.scn" "swarm --seeds 1..1 -o $tmp/u.swarm"; do
+    for list in "," " , " "$many"; do
+        # shellcheck disable=SC2086
+        expect_usage "-p '${list:0:12}' ($cmd)" $cmd -p "$list"
+        grep -q -e "error: empty policy list '$list'" -e "error: -p names more than 64 policies or variants" "$tmp/err" \
+            && [ ! -e "$tmp/u.scn" ] && [ ! -e "$tmp/u.swarm" ] \
+            || { echo "FAIL -p '${list:0:12}' ($cmd): no message, or output written"; cat "$tmp/err"; fail=1; }
+    done
+done
+"$SIMRUN" run "$good" -p " oracle, poll" --format csv > "$tmp/blank.csv" 2> "$tmp/err" \
+    && "$SIMRUN" run "$good" -p oracle,poll --format csv > "$tmp/plain.csv" && cmp -s "$tmp/blank.csv" "$tmp/plain.csv" \
+    || { echo "FAIL -p ' oracle, poll' is not -p oracle,poll"; cat "$tmp/err"; fail=1; }
+"$SIMRUN" run "$good" -p oracle --metrics "lost, latency.p50" > /dev/null 2> "$tmp/err" \
+    || { echo "FAIL --metrics 'lost, latency.p50'"; cat "$tmp/err"; fail=1; }
 # A combination of parameters a policy refuses is no parse error (tests/bad/
 # holds those): it is found when the policies are resolved, at the line that
 # set the blamed parameter, by validate and by run whichever policies run.

@@ -375,6 +375,52 @@ static void test_parse_errors(void **state)
     EXPECT_I64(cli_parse(&cli_cmd_report, 1, rep2, &ro), 2, "report takes no arguments");
 }
 
+/* -p and the other name lists, read one way by every command: blanks around
+ * a name and empty names dropped; an empty list, a repeat and a list longer
+ * than the limit refused (usage errors, 2). */
+static void test_name_lists(void **state)
+{
+    const char *names[4];
+    char *buf;
+    int n;
+    EXPECT_I64(cli_policy_names(" oracle ,poll,,\twakeat\t,", &buf, names, 4, &n), 0, "blanks and empty names");
+    EXPECT_I64(n, 3, "three names");
+    EXPECT_STR(names[0], "oracle", "first");
+    EXPECT_STR(names[1], "poll", "second");
+    EXPECT_STR(names[2], "wakeat", "third");
+    free(buf);
+    EXPECT_I64(cli_policy_names("oracle poll", &buf, names, 4, &n), 0, "a blank inside a name stays");
+    EXPECT_I64(n, 1, "one name");
+    EXPECT_STR(names[0], "oracle poll", "kept whole, for the unknown-policy error");
+    free(buf);
+    EXPECT_I64(cli_policy_names(" , ,", &buf, names, 4, &n), 2, "names nothing");
+    free(buf);
+    EXPECT_I64(cli_policy_names("", &buf, names, 4, &n), 2, "empty");
+    free(buf);
+    EXPECT_I64(cli_policy_names("a, b ,a", &buf, names, 4, &n), 2, "a repeat, blanks aside");
+    free(buf);
+    EXPECT_I64(cli_policy_names("a,b,c,d", &buf, names, 4, &n), 0, "at the limit");
+    free(buf);
+    EXPECT_I64(cli_policy_names("a,b,c,d,e", &buf, names, 4, &n), 2, "past the limit: refused, not cut");
+    free(buf);
+    /* A list longer than any fixed buffer is read whole. */
+    char longlist[3000];
+    memset(longlist, ' ', sizeof longlist - 8);
+    snprintf(longlist + sizeof longlist - 8, 8, "oracle");
+    EXPECT_I64(cli_policy_names(longlist, &buf, names, 4, &n), 0, "a long list");
+    EXPECT_I64(n, 1, "its one name");
+    EXPECT_STR(names[0], "oracle", "found past 1 KiB");
+    free(buf);
+    EXPECT_I64(cli_check_policy_list(NULL), 0, "no -p");
+    EXPECT_I64(cli_check_policy_list("oracle, poll"), 0, "-p checked as read");
+    EXPECT_I64(cli_check_policy_list("oracle, oracle"), 2, "-p with a repeat");
+    char *c = cli_name_list(" flaky , mail,,");
+    EXPECT_STR(c, "flaky,mail", "a report list, as -p reads it");
+    free(c);
+    c = cli_name_list(" ,");
+    EXPECT_STR(c, "", "names nothing");
+    free(c);
+}
 
 /* --- the job list of simrun run (sim/cli_plan.c) --------------------------------------------------- */
 
@@ -450,6 +496,7 @@ int main(void)
         cmocka_unit_test(test_tables_are_sound),
         cmocka_unit_test(test_parse_run),
         cmocka_unit_test(test_parse_errors),
+        cmocka_unit_test(test_name_lists),
         cmocka_unit_test(test_plan),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
